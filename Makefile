@@ -1,0 +1,49 @@
+# sluice: top-level build. `make test` installs what it needs (as root),
+# builds, runs the host unit tests, the kernel style checks and the guest
+# tests, and ends with one line "N passed, N failed, N skipped".
+SHELL := /bin/bash
+ROOT := $(CURDIR)
+BUILD := $(ROOT)/build
+KVER = $(shell $(ROOT)/mk/kver.sh)
+KDIR = /lib/modules/$(KVER)/build
+VM_OUT := $(ROOT)/tests/vm/out
+T ?= all
+B ?= all
+
+.PHONY: all deps modules test test-unit unit-build test-lint test-vm run bench fuzz clean
+
+all: deps modules unit-build
+
+include tests/unit/unit.mk
+
+deps:
+	@$(ROOT)/mk/deps.sh
+
+modules: deps
+	@$(MAKE) --no-print-directory -s -C $(KDIR) M=$(ROOT)/dmtarget modules
+
+# Each suite writes its counts file; a suite that cannot run leaves none and
+# the summary counts it as a failure. The summary's exit status is make's.
+test: deps
+	@mkdir -p $(BUILD); rm -f $(BUILD)/unit.counts $(BUILD)/lint.counts $(VM_OUT)/vm.counts
+	@$(MAKE) --no-print-directory test-unit || true
+	@$(MAKE) --no-print-directory test-lint || true
+	@$(MAKE) --no-print-directory test-vm || true
+	@$(ROOT)/mk/summary.sh $(BUILD)/unit.counts $(BUILD)/lint.counts $(VM_OUT)/vm.counts
+
+test-lint: deps
+	@mkdir -p $(BUILD)
+	@$(ROOT)/mk/lint.sh $(BUILD)/lint.counts
+
+# T=<name or group>[,...] runs a subset, e.g. T=target/003 or T=target.
+test-vm: modules
+	@$(ROOT)/tests/vm/run.sh -t $(T) -o $(VM_OUT)
+
+# Until the appliance image exists: the development guest with the modules
+# loaded and a shell on the console.
+run: modules
+	@$(ROOT)/tests/vm/run.sh -m shell -o $(VM_OUT)
+
+clean:
+	-@$(MAKE) --no-print-directory -s -C $(KDIR) M=$(ROOT)/dmtarget clean
+	rm -rf $(BUILD) $(VM_OUT)

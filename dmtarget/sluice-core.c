@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Portable core of the sluice target: argument parsing, validation, the
+ * canonical table form and the throttle arithmetic. See sluice-core.h.
+ */
+#include "sluice-core.h"
+
+#define SL_OFF(field) __builtin_offsetof(struct sl_config, field)
+
+enum sl_key_type { SL_K_U64, SL_K_BURST, SL_K_WEIGHT, SL_K_IOPS_SIZE, SL_K_LABEL };
+
+struct sl_key {
+	const char *name;
+	u8 type;
+	u8 table_only;		/* cannot be changed by a "set" message */
+	unsigned short off;
+	const char *e_value;	/* the value does not parse or is out of range */
+	const char *e_dup;	/* the key was given twice */
+};
+
+#define SL_KEY(n, t, field, tbl) \
+	{ #n, t, tbl, SL_OFF(field), #n ": invalid value", #n ": given more than once" }
+
+/* Canonical order: sl_config_format() prints the keys in this order. */
+static const struct sl_key sl_keys[] = {
+	SL_KEY(bps, SL_K_U64, avg[SL_BPS], 0),
+	SL_KEY(rbps, SL_K_U64, avg[SL_RBPS], 0),
+	SL_KEY(wbps, SL_K_U64, avg[SL_WBPS], 0),
+	SL_KEY(iops, SL_K_U64, avg[SL_IOPS], 0),
+	SL_KEY(riops, SL_K_U64, avg[SL_RIOPS], 0),
+	SL_KEY(wiops, SL_K_U64, avg[SL_WIOPS], 0),
+	SL_KEY(bps_max, SL_K_U64, max[SL_BPS], 0),
+	SL_KEY(rbps_max, SL_K_U64, max[SL_RBPS], 0),
+	SL_KEY(wbps_max, SL_K_U64, max[SL_WBPS], 0),
+	SL_KEY(iops_max, SL_K_U64, max[SL_IOPS], 0),
+	SL_KEY(riops_max, SL_K_U64, max[SL_RIOPS], 0),
+	SL_KEY(wiops_max, SL_K_U64, max[SL_WIOPS], 0),
+	SL_KEY(burst_s, SL_K_BURST, burst_s, 0),
+	SL_KEY(iops_size, SL_K_IOPS_SIZE, iops_size, 0),
+	SL_KEY(pool, SL_K_LABEL, pool, 1),
+	SL_KEY(weight, SL_K_WEIGHT, weight, 0),
+	SL_KEY(reserve_iops, SL_K_U64, reserve_iops, 0),
+	SL_KEY(reserve_bps, SL_K_U64, reserve_bps, 0),
+	SL_KEY(tenant, SL_K_LABEL, tenant, 0),
+};
+
+#define SL_NR_KEYS ARRAY_SIZE(sl_keys)
+
+static const char *const sl_e_max_needs_avg[SL_NR_BUCKETS] = {
+	"bps_max: needs bps", "rbps_max: needs rbps", "wbps_max: needs wbps",
+	"iops_max: needs iops", "riops_max: needs riops", "wiops_max: needs wiops"
+};
+
+static const char *const sl_e_max_below_avg[SL_NR_BUCKETS] = {
+	"bps_max: must not be below bps", "rbps_max: must not be below rbps",
+	"wbps_max: must not be below wbps", "iops_max: must not be below iops",
+	"riops_max: must not be below riops", "wiops_max: must not be below wiops"
+};
+
+void sl_config_init(struct sl_config *cfg)
+{
+	__builtin_memset(cfg, 0, sizeof(*cfg));
+	cfg->burst_s = 1;
+	cfg->weight = SL_WEIGHT_DEFAULT;
+}
+
+/* Decimal u64, digits only: no sign, no spaces, no suffix, no overflow. */
+static int sl_parse_u64(const char *s, u64 *out)
+{
+	u64 v = 0;
+
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		unsigned int d;
+
+		if (*s < '0' || *s > '9')
+			return -1;
+		d = *s - '0';
+		if (v > (U64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+static bool sl_label_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+static int sl_parse_label(const char *s, char *out)
+{
+	unsigned int n;
+
+	if (!*s || *s == '-' || *s == '.')
+		return -1;
+	for (n = 0; s[n]; n++) {
+		if (n >= SL_LABEL_MAX || !sl_label_char(s[n]))
+			return -1;
+		out[n] = s[n];
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+/* Match "key=" at the start of word; returns the value or NULL. */
+static const char *sl_match_key(const char *word, const char *key)
+{
+	while (*key && *word == *key) {
+		word++;
+		key++;
+	}
+	if (*key || *word != '=')
+		return NULL;
+	return word + 1;
+}
+
+static int sl_store(struct sl_config *cfg, const struct sl_key *k, const char *val)
+{
+	char *base = (char *)cfg + k->off;
+	u64 v = 0;
+
+	if (k->type == SL_K_LABEL)
+		return sl_parse_label(val, base);
+	if (sl_parse_u64(val, &v))
+		return -1;
+	switch (k->type) {
+	case SL_K_BURST:
+		if (v < 1 || v > SL_BURST_S_MAX)
+			return -1;
+		*(u32 *)base = (u32)v;
+		return 0;
+	case SL_K_WEIGHT:
+		if (v < SL_WEIGHT_MIN || v > SL_WEIGHT_MAX)
+			return -1;
+		*(u32 *)base = (u32)v;
+		return 0;
+	case SL_K_IOPS_SIZE:
+		if (v != 0 && (v < 512 || v > U32_MAX))
+			return -1;
+		*(u64 *)base = v;
+		return 0;
+	default:
+		*(u64 *)base = v;
+		return 0;
+	}
+}
+
+int sl_config_parse(struct sl_config *cfg, enum sl_parse_mode mode,
+		    unsigned int argc, char **argv,
+		    const char **err, const char **bad_arg)
+{
+	unsigned char seen[SL_NR_KEYS] = { 0 };
+	unsigned int i, k;
+
+	*bad_arg = NULL;
+	for (i = 0; i < argc; i++) {
+		const char *val = NULL;
+
+		for (k = 0; k < SL_NR_KEYS; k++) {
+			val = sl_match_key(argv[i], sl_keys[k].name);
+			if (val)
+				break;
+		}
+		*bad_arg = argv[i];
+		if (!val) {
+			*err = "unknown argument (want key=value with a known key)";
+			return -1;
+		}
+		if (seen[k]) {
+			*err = sl_keys[k].e_dup;
+			return -1;
+		}
+		seen[k] = 1;
+		if (mode == SL_PARSE_SET && sl_keys[k].table_only) {
+			/* pool is the only table-only key */
+			*err = "pool: cannot be changed by message (load a new table)";
+			return -1;
+		}
+		if (sl_store(cfg, &sl_keys[k], val)) {
+			*err = sl_keys[k].e_value;
+			return -1;
+		}
+	}
+	*bad_arg = NULL;
+	return sl_config_validate(cfg, err);
+}
+
+/* Sum of two limits where both are set, else 0 (= no bound). */
+static u64 sl_total_bound(const u64 *avg, int total, int r, int w)
+{
+	if (avg[total])
+		return avg[total];
+	if (avg[r] && avg[w])
+		return avg[r] + avg[w] < avg[r] ? U64_MAX : avg[r] + avg[w];
+	return 0;
+}
+
+int sl_config_validate(const struct sl_config *cfg, const char **err)
+{
+	bool any_max = false;
+	int b;
+
+	if (cfg->avg[SL_BPS] && (cfg->avg[SL_RBPS] || cfg->avg[SL_WBPS])) {
+		*err = "bps: cannot be combined with rbps or wbps";
+		return -1;
+	}
+	if (cfg->avg[SL_IOPS] && (cfg->avg[SL_RIOPS] || cfg->avg[SL_WIOPS])) {
+		*err = "iops: cannot be combined with riops or wiops";
+		return -1;
+	}
+	if (cfg->max[SL_BPS] && (cfg->max[SL_RBPS] || cfg->max[SL_WBPS])) {
+		*err = "bps_max: cannot be combined with rbps_max or wbps_max";
+		return -1;
+	}
+	if (cfg->max[SL_IOPS] && (cfg->max[SL_RIOPS] || cfg->max[SL_WIOPS])) {
+		*err = "iops_max: cannot be combined with riops_max or wiops_max";
+		return -1;
+	}
+	for (b = 0; b < SL_NR_BUCKETS; b++) {
+		if (!cfg->max[b])
+			continue;
+		if (!cfg->avg[b]) {
+			*err = sl_e_max_needs_avg[b];
+			return -1;
+		}
+		if (cfg->max[b] < cfg->avg[b]) {
+			*err = sl_e_max_below_avg[b];
+			return -1;
+		}
+		any_max = true;
+	}
+	if (cfg->burst_s > 1 && !any_max) {
+		*err = "burst_s: needs a _max limit";
+		return -1;
+	}
+	if (cfg->iops_size && !cfg->avg[SL_IOPS] && !cfg->avg[SL_RIOPS] &&
+	    !cfg->avg[SL_WIOPS]) {
+		*err = "iops_size: needs an iops, riops or wiops limit";
+		return -1;
+	}
+	if (!cfg->pool[0]) {
+		if (cfg->weight != SL_WEIGHT_DEFAULT) {
+			*err = "weight: needs pool";
+			return -1;
+		}
+		if (cfg->reserve_iops) {
+			*err = "reserve_iops: needs pool";
+			return -1;
+		}
+		if (cfg->reserve_bps) {
+			*err = "reserve_bps: needs pool";
+			return -1;
+		}
+	}
+	if (cfg->reserve_iops &&
+	    sl_total_bound(cfg->avg, SL_IOPS, SL_RIOPS, SL_WIOPS) &&
+	    cfg->reserve_iops > sl_total_bound(cfg->avg, SL_IOPS, SL_RIOPS, SL_WIOPS)) {
+		*err = "reserve_iops: exceeds the volume's iops limit";
+		return -1;
+	}
+	if (cfg->reserve_bps &&
+	    sl_total_bound(cfg->avg, SL_BPS, SL_RBPS, SL_WBPS) &&
+	    cfg->reserve_bps > sl_total_bound(cfg->avg, SL_BPS, SL_RBPS, SL_WBPS)) {
+		*err = "reserve_bps: exceeds the volume's bps limit";
+		return -1;
+	}
+	return 0;
+}
+
+bool sl_config_limited(const struct sl_config *cfg)
+{
+	int b;
+
+	for (b = 0; b < SL_NR_BUCKETS; b++)
+		if (cfg->avg[b])
+			return true;
+	return false;
+}
+
+struct sl_out {
+	char *buf;
+	size_t len, pos;
+	bool overflow;
+};
+
+static void sl_put(struct sl_out *o, const char *s)
+{
+	for (; *s; s++) {
+		if (o->pos + 1 >= o->len) {
+			o->overflow = true;
+			return;
+		}
+		o->buf[o->pos++] = *s;
+	}
+	o->buf[o->pos] = '\0';
+}
+
+static void sl_put_u64(struct sl_out *o, u64 v)
+{
+	char tmp[21];
+	int i = 20;
+
+	tmp[i] = '\0';
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	sl_put(o, tmp + i);
+}
+
+int sl_config_format(const struct sl_config *cfg, char *buf, size_t len)
+{
+	struct sl_out o = { buf, len, 0, false };
+	unsigned int k;
+	int words = 0;
+
+	if (!len)
+		return -1;
+	buf[0] = '\0';
+	for (k = 0; k < SL_NR_KEYS; k++) {
+		const struct sl_key *key = &sl_keys[k];
+		const char *base = (const char *)cfg + key->off;
+		u64 v;
+
+		if (key->type == SL_K_LABEL) {
+			if (!base[0])
+				continue;
+		} else {
+			if (key->type == SL_K_BURST || key->type == SL_K_WEIGHT)
+				v = *(const u32 *)base;
+			else
+				v = *(const u64 *)base;
+			if (key->type == SL_K_BURST && v == 1)
+				continue;
+			if (key->type == SL_K_WEIGHT && v == SL_WEIGHT_DEFAULT)
+				continue;
+			if (!v)
+				continue;
+		}
+		if (words++)
+			sl_put(&o, " ");
+		sl_put(&o, key->name);
+		sl_put(&o, "=");
+		if (key->type == SL_K_LABEL)
+			sl_put(&o, base);
+		else
+			sl_put_u64(&o, v);
+	}
+	return o.overflow ? -1 : words;
+}
+
+/* Arithmetic */
+
+static u64 sl_sat_add(u64 a, u64 b)
+{
+	return a + b < a ? U64_MAX : a + b;
+}
+
+u64 sl_mul_div(u64 a, u64 b, u64 c)
+{
+	sl_u128 p = (sl_u128)a * b;
+	u64 hi = (u64)(p >> 64), lo = (u64)p, q = 0;
+	int i;
+
+	if (hi >= c)
+		return U64_MAX;
+	/* Restoring division of hi:lo by c; the quotient fits in 64 bits. */
+	for (i = 63; i >= 0; i--) {
+		bool carry = hi >> 63;
+
+		hi = (hi << 1) | (lo >> 63);
+		lo <<= 1;
+		if (carry || hi >= c) {
+			hi -= c;
+			q |= 1ULL << i;
+		}
+	}
+	return q;
+}
+
+/* ceil(num / den) for a 128-bit den; num, den > 0. */
+static u64 sl_div_ceil_wide(u64 num, sl_u128 den)
+{
+	u64 d;
+
+	if (den > num)
+		return 1;
+	d = (u64)den;
+	return num / d + (num % d != 0);
+}
+
+/* Nanoseconds of bucket time an IO costs at rate. */
+static u64 sl_cost_ns(int bucket, u64 rate, u64 bytes, u64 iops_size)
+{
+	if (bucket >= SL_IOPS) {
+		if (iops_size && bytes > iops_size)
+			return sl_div_ceil_wide(bytes * SL_NSEC_PER_SEC,
+						(sl_u128)iops_size * rate);
+		return sl_div_ceil_wide(SL_NSEC_PER_SEC, rate);
+	}
+	if (!bytes)
+		return 0;
+	return sl_div_ceil_wide(bytes * SL_NSEC_PER_SEC, rate);
+}
+
+void sl_limits_from_config(struct sl_limits *lim, const struct sl_config *cfg)
+{
+	int b;
+
+	__builtin_memset(lim, 0, sizeof(*lim));
+	lim->iops_size = cfg->iops_size;
+	for (b = 0; b < SL_NR_BUCKETS; b++) {
+		struct sl_bucket_cfg *bc = &lim->b[b];
+
+		if (!cfg->avg[b])
+			continue;
+		lim->any = true;
+		bc->rate = cfg->avg[b];
+		if (cfg->max[b]) {
+			/* depth = max * burst_s units, in ns at rate avg */
+			sl_u128 units = (sl_u128)cfg->max[b] * cfg->burst_s;
+
+			if (units >> 64)
+				bc->tau_ns = U64_MAX;
+			else
+				bc->tau_ns = sl_mul_div((u64)units, SL_NSEC_PER_SEC, cfg->avg[b]);
+			if (cfg->burst_s > 1) {
+				bc->burst_rate = cfg->max[b];
+				bc->burst_tau_ns = SL_NSEC_PER_SEC / 10;
+			}
+		} else {
+			/* QEMU: without a burst rate the bucket holds avg/10 */
+			bc->tau_ns = SL_NSEC_PER_SEC / 10;
+		}
+	}
+}
+
+void sl_throttle_init(struct sl_throttle *t)
+{
+	__builtin_memset(t, 0, sizeof(*t));
+}
+
+static bool sl_bucket_applies(int b, enum sl_dir dir, bool count_bytes)
+{
+	if (b < SL_IOPS && !count_bytes)
+		return false;
+	switch (b) {
+	case SL_RBPS:
+	case SL_RIOPS:
+		return dir == SL_READ;
+	case SL_WBPS:
+	case SL_WIOPS:
+		return dir == SL_WRITE;
+	default:
+		return true;
+	}
+}
+
+static u64 sl_over(u64 tat, u64 tau, u64 now)
+{
+	if (tat <= now || tat - now <= tau)
+		return 0;
+	return tat - now - tau;
+}
+
+u64 sl_throttle_wait(const struct sl_throttle *t, const struct sl_limits *lim,
+		     u64 now, enum sl_dir dir, bool count_bytes)
+{
+	u64 wait = 0, w;
+	int b;
+
+	if (!lim->any)
+		return 0;
+	for (b = 0; b < SL_NR_BUCKETS; b++) {
+		const struct sl_bucket_cfg *bc = &lim->b[b];
+
+		if (!bc->rate || !sl_bucket_applies(b, dir, count_bytes))
+			continue;
+		w = sl_over(t->tat[b], bc->tau_ns, now);
+		if (w > wait)
+			wait = w;
+		if (bc->burst_rate) {
+			w = sl_over(t->burst_tat[b], bc->burst_tau_ns, now);
+			if (w > wait)
+				wait = w;
+		}
+	}
+	return wait;
+}
+
+void sl_throttle_charge(struct sl_throttle *t, const struct sl_limits *lim,
+			u64 now, enum sl_dir dir, u64 bytes, bool count_bytes)
+{
+	u64 iops_size = count_bytes ? lim->iops_size : 0;
+	int b;
+
+	for (b = 0; b < SL_NR_BUCKETS; b++) {
+		const struct sl_bucket_cfg *bc = &lim->b[b];
+		u64 start;
+
+		if (!bc->rate || !sl_bucket_applies(b, dir, count_bytes))
+			continue;
+		start = t->tat[b] > now ? t->tat[b] : now;
+		t->tat[b] = sl_sat_add(start, sl_cost_ns(b, bc->rate, bytes, iops_size));
+		if (bc->burst_rate) {
+			start = t->burst_tat[b] > now ? t->burst_tat[b] : now;
+			t->burst_tat[b] = sl_sat_add(start,
+				sl_cost_ns(b, bc->burst_rate, bytes, iops_size));
+		}
+	}
+}
+
+static u64 sl_rescale_tat(u64 tat, u64 old_rate, u64 new_rate, u64 now)
+{
+	if (!old_rate || !new_rate || tat <= now)
+		return 0;
+	return sl_sat_add(now, sl_mul_div(tat - now, old_rate, new_rate));
+}
+
+void sl_throttle_rescale(struct sl_throttle *t, const struct sl_limits *old,
+			 const struct sl_limits *new, u64 now)
+{
+	int b;
+
+	for (b = 0; b < SL_NR_BUCKETS; b++) {
+		t->tat[b] = sl_rescale_tat(t->tat[b], old->b[b].rate,
+					   new->b[b].rate, now);
+		t->burst_tat[b] = sl_rescale_tat(t->burst_tat[b],
+						 old->b[b].burst_rate,
+						 new->b[b].burst_rate, now);
+	}
+}
+
+unsigned int sl_hist_bucket(u64 wait_ns)
+{
+	u64 ms = wait_ns / 1000000;
+	unsigned int i;
+
+	if (!ms)
+		return 0;
+	i = 64 - __builtin_clzll(ms);
+	return i < SL_HIST_BUCKETS ? i : SL_HIST_BUCKETS - 1;
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Portable core of the sluice target: the table/message argument parser, the
+ * throttle arithmetic and the wait histogram. It includes no kernel headers
+ * beyond the basic integer types, so that the same file is compiled into
+ * dm-sluice.ko and into the host unit tests and fuzzers.
+ */
+#ifndef SLUICE_CORE_H
+#define SLUICE_CORE_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/limits.h>
+#else
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+typedef uint64_t u64;
+typedef uint32_t u32;
+typedef uint8_t u8;
+#ifndef U64_MAX
+#define U64_MAX UINT64_MAX
+#endif
+#ifndef U32_MAX
+#define U32_MAX UINT32_MAX
+#endif
+#endif
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
+/* 128-bit products; only multiplication is used, never 128-bit division. */
+#define sl_u128 unsigned __int128
+
+#define SL_NSEC_PER_SEC 1000000000ULL
+
+/* The six limit buckets, in the order they are printed. */
+enum sl_bucket_id {
+	SL_BPS, SL_RBPS, SL_WBPS, SL_IOPS, SL_RIOPS, SL_WIOPS, SL_NR_BUCKETS
+};
+
+enum sl_dir { SL_READ = 0, SL_WRITE = 1 };
+
+#define SL_LABEL_MAX 63
+#define SL_BURST_S_MAX 86400
+#define SL_WEIGHT_MIN 1
+#define SL_WEIGHT_MAX 10000
+#define SL_WEIGHT_DEFAULT 100
+/* The longest canonical argument list sl_config_format() can produce. */
+#define SL_FORMAT_MAX 1024
+
+struct sl_config {
+	u64 avg[SL_NR_BUCKETS];		/* bytes/s or IO/s; 0 = unlimited */
+	u64 max[SL_NR_BUCKETS];		/* burst rate; 0 = none */
+	u32 burst_s;			/* burst length in seconds, >= 1 */
+	u64 iops_size;			/* bytes per counted IO; 0 = every IO is 1 */
+	char tenant[SL_LABEL_MAX + 1];
+	char pool[SL_LABEL_MAX + 1];
+	u32 weight;
+	u64 reserve_iops;
+	u64 reserve_bps;
+};
+
+/* Which parse: a table line may set every key, a "set" message a subset. */
+enum sl_parse_mode { SL_PARSE_TABLE, SL_PARSE_SET };
+
+void sl_config_init(struct sl_config *cfg);
+
+/*
+ * Parse argc "key=value" words into *cfg (which holds the starting values),
+ * then validate the result. On failure *err names the argument, *cfg is left
+ * in an unspecified state (parse into a copy) and -1 is returned; *bad_arg
+ * points at the offending word where there is one.
+ */
+int sl_config_parse(struct sl_config *cfg, enum sl_parse_mode mode,
+		    unsigned int argc, char **argv,
+		    const char **err, const char **bad_arg);
+
+/* QEMU throttle_is_valid rules, plus the pool keys. 0 or -1 with *err. */
+int sl_config_validate(const struct sl_config *cfg, const char **err);
+
+/* True when any of the six limits is set. */
+bool sl_config_limited(const struct sl_config *cfg);
+
+/*
+ * Canonical "key=value ..." form of *cfg: keys in a fixed order, defaults
+ * left out, so that parsing the output gives back an equal config. Returns
+ * the number of words written into buf (NUL-terminated), or -1 if buf is too
+ * small.
+ */
+int sl_config_format(const struct sl_config *cfg, char *buf, size_t len);
+
+/*
+ * Throttling as virtual time (GCRA). Each bucket keeps the time at which it
+ * would be empty ("tat"). Charging an IO of cost c pushes tat by c/rate. The
+ * bucket holds up to tau nanoseconds of work, so an IO may start when
+ * tat - now <= tau; otherwise it waits tat - tau - now. This is exactly
+ * QEMU's leaky bucket (level = (tat - now) * rate), in integers, without
+ * overflow for any 64-bit limit and any idle time:
+ *
+ *      level                       bucket size = rate * tau
+ *        ^  ____________________  <- an IO may start only below this line
+ *        | /|   /|   /|
+ *        |/ |  / |  / |  each IO adds its cost, the level leaks at rate
+ *        +--+-/--+-/--+------------> time
+ *
+ * With a _max burst rate and burst_s > 1 a second bucket leaking at the
+ * burst rate holds the rate at max while the main bucket (max * burst_s
+ * deep) fills: the QEMU/libvirt burst semantics.
+ */
+struct sl_bucket_cfg {
+	u64 rate;	/* avg in units/s; 0 = this bucket is off */
+	u64 tau_ns;	/* depth of the main bucket in ns of rate */
+	u64 burst_rate;	/* max, when the burst bucket is on, else 0 */
+	u64 burst_tau_ns;
+};
+
+struct sl_limits {
+	struct sl_bucket_cfg b[SL_NR_BUCKETS];
+	u64 iops_size;
+	bool any;
+};
+
+struct sl_throttle {
+	u64 tat[SL_NR_BUCKETS];
+	u64 burst_tat[SL_NR_BUCKETS];
+};
+
+void sl_limits_from_config(struct sl_limits *lim, const struct sl_config *cfg);
+void sl_throttle_init(struct sl_throttle *t);
+
+/*
+ * Nanoseconds an IO of dir must wait from now before it may start under lim;
+ * 0 means it may start now. As in QEMU, whether an IO may start does not
+ * depend on its size, only what it is charged does; so a large IO is never
+ * starved, and the bucket runs over by at most one IO.
+ */
+u64 sl_throttle_wait(const struct sl_throttle *t, const struct sl_limits *lim,
+		     u64 now, enum sl_dir dir, bool count_bytes);
+
+/* Charge a started IO. count_bytes is false for discards and write-zeroes. */
+void sl_throttle_charge(struct sl_throttle *t, const struct sl_limits *lim,
+			u64 now, enum sl_dir dir, u64 bytes, bool count_bytes);
+
+/*
+ * Carry each bucket's level over a limit change, so that a change neither
+ * forgives nor charges twice what the bucket holds.
+ */
+void sl_throttle_rescale(struct sl_throttle *t, const struct sl_limits *old,
+			 const struct sl_limits *new, u64 now);
+
+/* Wait histogram: bucket 0 is < 1 ms, bucket i is [2^(i-1), 2^i) ms. */
+#define SL_HIST_BUCKETS 16
+unsigned int sl_hist_bucket(u64 wait_ns);
+
+/* floor(a * b / c), saturated to U64_MAX; c != 0. */
+u64 sl_mul_div(u64 a, u64 b, u64 c);
+
+#endif /* SLUICE_CORE_H */

@@ -1,0 +1,693 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-sluice: a device-mapper target that maps a range of one device, like
+ * linear, and throttles the bios through it to bytes/s and IO/s limits with
+ * bursts (QEMU/libvirt semantics). Bios over budget wait in arrival order,
+ * per direction, and are sent on from a workqueue woken by an hrtimer.
+ *
+ * See sluice.rst for the table, messages and status.
+ */
+#include <linux/module.h>
+#include <linux/init.h>
+#include <linux/blkdev.h>
+#include <linux/bio.h>
+#include <linux/slab.h>
+#include <linux/hrtimer.h>
+#include <linux/workqueue.h>
+#include <linux/refcount.h>
+#include <linux/pagemap.h>
+#include <linux/device-mapper.h>
+
+#include "sluice-core.h"
+
+#define DM_MSG_PREFIX "sluice"
+
+/*
+ * Counters, updated without the volume lock so that the unthrottled path
+ * takes no lock.
+ */
+struct sluice_stats {
+	atomic64_t ios[2];
+	atomic64_t bytes[2];
+	atomic64_t throttled[2];
+	atomic64_t errors[2];
+	atomic64_t flushes;
+	atomic64_t discards;
+	atomic64_t wb_bytes;
+	atomic64_t wait_ns;
+	atomic64_t wait_max_ns;
+	atomic64_t hist[SL_HIST_BUCKETS];
+};
+
+/*
+ * The throttle state of one mapped range of one dm device. It is shared by
+ * the tables loaded for that device, so that a reload keeps the buckets and
+ * the counters: reloading the same table changes nothing.
+ */
+struct sluice_vol {
+	struct list_head list;		/* in sluice_vols */
+	struct mapped_device *md;
+	sector_t begin;
+	refcount_t ref;
+
+	spinlock_t lock;		/* protects everything below */
+	struct list_head queue[2];	/* held bios per direction, FIFO */
+	unsigned int nr_queued;
+	u64 seq;			/* arrival order across directions */
+	bool may_hold;			/* false while suspending */
+	bool limited;			/* lim.any, read without the lock */
+	struct sl_limits lim;
+	struct sl_throttle thr;
+
+	struct hrtimer timer;
+	struct work_struct dispatch;
+	struct sluice_stats st;
+};
+
+/* One per table. */
+struct sluice_c {
+	struct dm_dev *dev;
+	sector_t start;
+	struct sluice_vol *vol;
+	struct sl_config cfg;		/* under vol->lock once live */
+};
+
+/* Per-bio data. */
+struct sluice_io {
+	struct list_head entry;
+	u64 arrival_ns;
+	u64 seq;
+	u32 bytes;			/* counted in st.bytes */
+	u8 dir;
+	bool count_bytes;		/* data, not discard/write-zeroes */
+	bool wb;			/* counted in st.wb_bytes */
+};
+
+static LIST_HEAD(sluice_vols);
+static DEFINE_MUTEX(sluice_vols_lock);
+static struct workqueue_struct *sluice_wq;
+
+static struct bio *sluice_io_bio(struct sluice_io *io)
+{
+	return dm_bio_from_per_bio_data(io, sizeof(struct sluice_io));
+}
+
+static void sluice_stats_reset(struct sluice_stats *st)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		atomic64_set(&st->ios[i], 0);
+		atomic64_set(&st->bytes[i], 0);
+		atomic64_set(&st->throttled[i], 0);
+		atomic64_set(&st->errors[i], 0);
+	}
+	atomic64_set(&st->flushes, 0);
+	atomic64_set(&st->discards, 0);
+	atomic64_set(&st->wb_bytes, 0);
+	atomic64_set(&st->wait_ns, 0);
+	atomic64_set(&st->wait_max_ns, 0);
+	for (i = 0; i < SL_HIST_BUCKETS; i++)
+		atomic64_set(&st->hist[i], 0);
+}
+
+static void sluice_stats_wait(struct sluice_stats *st, u64 wait)
+{
+	s64 max = atomic64_read(&st->wait_max_ns);
+
+	atomic64_add(wait, &st->wait_ns);
+	atomic64_inc(&st->hist[sl_hist_bucket(wait)]);
+	while ((u64)max < wait) {
+		s64 old = atomic64_cmpxchg(&st->wait_max_ns, max, wait);
+
+		if (old == max)
+			break;
+		max = old;
+	}
+}
+
+static enum hrtimer_restart sluice_timer_fn(struct hrtimer *t)
+{
+	struct sluice_vol *v = container_of(t, struct sluice_vol, timer);
+
+	queue_work(sluice_wq, &v->dispatch);
+	return HRTIMER_NORESTART;
+}
+
+/* Arm the timer for expires unless it is already due earlier. */
+static void __sluice_arm(struct sluice_vol *v, u64 expires)
+{
+	ktime_t when = ns_to_ktime(expires);
+
+	if (hrtimer_is_queued(&v->timer) &&
+	    ktime_compare(hrtimer_get_expires(&v->timer), when) <= 0)
+		return;
+	hrtimer_start_range_ns(&v->timer, when, 20 * NSEC_PER_USEC,
+			       HRTIMER_MODE_ABS);
+}
+
+static void __sluice_charge(struct sluice_vol *v, struct sluice_io *io, u64 now)
+{
+	sl_throttle_charge(&v->thr, &v->lim, now, io->dir, io->bytes,
+			   io->count_bytes);
+}
+
+enum sluice_release {
+	SLUICE_DUE,	/* what the limits allow now; arm the timer for the rest */
+	SLUICE_ALL,	/* everything, charged: a suspend must not wait */
+	SLUICE_RETURN,	/* everything, uncharged: dm will submit it again */
+};
+
+/*
+ * Move held bios onto out, oldest first across both directions, charging
+ * each unless it is being returned to dm.
+ */
+static void __sluice_release(struct sluice_vol *v, struct bio_list *out,
+			     u64 now, enum sluice_release how)
+{
+	for (;;) {
+		struct sluice_io *head[2] = { NULL, NULL }, *io;
+		u64 wait[2] = { U64_MAX, U64_MAX };
+		int d, pick = -1;
+
+		for (d = 0; d < 2; d++) {
+			if (list_empty(&v->queue[d]))
+				continue;
+			head[d] = list_first_entry(&v->queue[d], struct sluice_io, entry);
+			wait[d] = how != SLUICE_DUE ? 0 :
+				  sl_throttle_wait(&v->thr, &v->lim, now, d,
+						   head[d]->count_bytes);
+			if (!wait[d] && (pick < 0 || head[d]->seq < head[pick]->seq))
+				pick = d;
+		}
+		if (pick < 0) {
+			u64 next = min(wait[0], wait[1]);
+
+			if (next != U64_MAX)
+				__sluice_arm(v, now + next);
+			return;
+		}
+		io = head[pick];
+		list_del(&io->entry);
+		v->nr_queued--;
+		if (how != SLUICE_RETURN) {
+			__sluice_charge(v, io, now);
+			sluice_stats_wait(&v->st, now - io->arrival_ns);
+		}
+		bio_list_add(out, sluice_io_bio(io));
+	}
+}
+
+static void sluice_submit_list(struct bio_list *bl)
+{
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(bl)))
+		dm_submit_bio_remap(bio, NULL);
+}
+
+static void sluice_dispatch_fn(struct work_struct *w)
+{
+	struct sluice_vol *v = container_of(w, struct sluice_vol, dispatch);
+	struct bio_list out = BIO_EMPTY_LIST;
+
+	spin_lock(&v->lock);
+	__sluice_release(v, &out, ktime_get_ns(), SLUICE_DUE);
+	spin_unlock(&v->lock);
+	sluice_submit_list(&out);
+}
+
+static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begin)
+{
+	struct sluice_vol *v;
+	int d;
+
+	mutex_lock(&sluice_vols_lock);
+	list_for_each_entry(v, &sluice_vols, list) {
+		if (v->md == md && v->begin == begin) {
+			refcount_inc(&v->ref);
+			goto out;
+		}
+	}
+	v = kzalloc(sizeof(*v), GFP_KERNEL);
+	if (!v)
+		goto out;
+	v->md = md;
+	v->begin = begin;
+	refcount_set(&v->ref, 1);
+	spin_lock_init(&v->lock);
+	for (d = 0; d < 2; d++)
+		INIT_LIST_HEAD(&v->queue[d]);
+	v->may_hold = true;
+	hrtimer_init(&v->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	v->timer.function = sluice_timer_fn;
+	INIT_WORK(&v->dispatch, sluice_dispatch_fn);
+	sluice_stats_reset(&v->st);
+	list_add(&v->list, &sluice_vols);
+out:
+	mutex_unlock(&sluice_vols_lock);
+	return v;
+}
+
+static void sluice_vol_put(struct sluice_vol *v)
+{
+	mutex_lock(&sluice_vols_lock);
+	if (!refcount_dec_and_test(&v->ref)) {
+		mutex_unlock(&sluice_vols_lock);
+		return;
+	}
+	list_del(&v->list);
+	mutex_unlock(&sluice_vols_lock);
+
+	hrtimer_cancel(&v->timer);
+	cancel_work_sync(&v->dispatch);
+	/* presuspend released every held bio before the last table went */
+	WARN_ON_ONCE(v->nr_queued);
+	kfree(v);
+}
+
+/* Make cfg the volume's limits, carrying the buckets' levels over. */
+static void sluice_install(struct sluice_vol *v, const struct sl_config *cfg)
+{
+	struct sl_limits lim;
+	u64 now = ktime_get_ns();
+
+	sl_limits_from_config(&lim, cfg);
+	spin_lock(&v->lock);
+	sl_throttle_rescale(&v->thr, &v->lim, &lim, now);
+	v->lim = lim;
+	WRITE_ONCE(v->limited, lim.any);
+	spin_unlock(&v->lock);
+}
+
+static void sluice_dtr(struct dm_target *ti)
+{
+	struct sluice_c *sc = ti->private;
+
+	if (sc->vol)
+		sluice_vol_put(sc->vol);
+	if (sc->dev)
+		dm_put_device(ti, sc->dev);
+	kfree(sc);
+}
+
+/*
+ * Construct a sluice mapping:
+ *   <dev> <offset> <#args> [key=value ...]
+ *
+ * <offset> in sectors. The keys, all optional (0 = unlimited):
+ *   bps rbps wbps iops riops wiops       limits in bytes/s and IO/s
+ *   bps_max ... wiops_max                burst rates
+ *   burst_s                              burst length in seconds
+ *   iops_size                            an IO of n * iops_size bytes is n IOs
+ *   pool weight reserve_iops reserve_bps sharing a pool (weight module)
+ *   tenant                               a label reported back, unused here
+ */
+static int sluice_ctr(struct dm_target *ti, unsigned int argc, char **argv)
+{
+	struct sluice_c *sc;
+	unsigned long long tmp;
+	unsigned int nargs;
+	const char *bad = NULL, *err = NULL;
+	char dummy;
+	int ret;
+
+	if (argc < 3) {
+		ti->error = "Invalid argument count: need <dev> <offset> <#args>";
+		return -EINVAL;
+	}
+	sc = kzalloc(sizeof(*sc), GFP_KERNEL);
+	if (!sc) {
+		ti->error = "Cannot allocate context";
+		return -ENOMEM;
+	}
+	ti->private = sc;
+
+	if (sscanf(argv[1], "%llu%c", &tmp, &dummy) != 1 || tmp != (sector_t)tmp) {
+		ti->error = "Invalid device offset";
+		ret = -EINVAL;
+		goto bad;
+	}
+	sc->start = tmp;
+	if (kstrtouint(argv[2], 10, &nargs)) {
+		ti->error = "Invalid #args";
+		ret = -EINVAL;
+		goto bad;
+	}
+	if (nargs != argc - 3) {
+		ti->error = "#args does not match the number of arguments";
+		ret = -EINVAL;
+		goto bad;
+	}
+	sl_config_init(&sc->cfg);
+	if (sl_config_parse(&sc->cfg, SL_PARSE_TABLE, nargs, argv + 3,
+			    &err, &bad)) {
+		/* err is a string literal, as dm expects of ti->error */
+		ti->error = (char *)err;
+		if (bad)
+			DMERR("rejected argument '%s': %s", bad, err);
+		ret = -EINVAL;
+		goto bad;
+	}
+	if (sc->cfg.pool[0]) {
+		ti->error = "pool: no weight policy module is available";
+		ret = -EINVAL;
+		goto bad;
+	}
+	ret = dm_get_device(ti, argv[0], dm_table_get_mode(ti->table), &sc->dev);
+	if (ret) {
+		ti->error = "Device lookup failed";
+		goto bad;
+	}
+	sc->vol = sluice_vol_get(dm_table_get_md(ti->table), ti->begin);
+	if (!sc->vol) {
+		ti->error = "Cannot allocate volume state";
+		ret = -ENOMEM;
+		goto bad;
+	}
+
+	ti->num_flush_bios = 1;
+	ti->num_discard_bios = 1;
+	ti->num_write_zeroes_bios = 1;
+	ti->accounts_remapped_io = true;
+	ti->per_io_data_size = sizeof(struct sluice_io);
+	return 0;
+
+bad:
+	sluice_dtr(ti);
+	return ret;
+}
+
+/* A write of page-cache pages is writeback; direct I/O carries user pages. */
+static bool sluice_is_writeback(struct bio *bio)
+{
+	struct page *page;
+
+	if (bio->bi_opf & REQ_BACKGROUND)
+		return true;
+	if (!bio_has_data(bio))
+		return false;
+	page = bio_page(bio);
+	return !PageAnon(page) && page_mapping(page);
+}
+
+static int sluice_map(struct dm_target *ti, struct bio *bio)
+{
+	struct sluice_c *sc = ti->private;
+	struct sluice_vol *v = sc->vol;
+	struct sluice_io *io = dm_per_bio_data(bio, sizeof(struct sluice_io));
+	enum req_op op = bio_op(bio);
+	u64 now, wait;
+	int d;
+
+	bio_set_dev(bio, sc->dev->bdev);
+	if (bio_sectors(bio))
+		bio->bi_iter.bi_sector = sc->start +
+			dm_target_offset(ti, bio->bi_iter.bi_sector);
+
+	/* An empty flush moves no data and is never held. */
+	if (!bio_sectors(bio)) {
+		atomic64_inc(&v->st.flushes);
+		return DM_MAPIO_REMAPPED;
+	}
+
+	d = op_is_write(op) ? SL_WRITE : SL_READ;
+	io->dir = d;
+	io->count_bytes = op != REQ_OP_DISCARD && op != REQ_OP_WRITE_ZEROES &&
+			  op != REQ_OP_SECURE_ERASE;
+	io->bytes = io->count_bytes ? bio->bi_iter.bi_size : 0;
+	io->wb = d == SL_WRITE && io->count_bytes && sluice_is_writeback(bio);
+	atomic64_inc(&v->st.ios[d]);
+	if (io->count_bytes)
+		atomic64_add(io->bytes, &v->st.bytes[d]);
+	else
+		atomic64_inc(&v->st.discards);
+	if (io->wb)
+		atomic64_add(io->bytes, &v->st.wb_bytes);
+
+	if (!READ_ONCE(v->limited) && list_empty_careful(&v->queue[d]))
+		return DM_MAPIO_REMAPPED;
+
+	spin_lock(&v->lock);
+	now = ktime_get_ns();
+	if (!v->may_hold) {
+		__sluice_charge(v, io, now);
+		spin_unlock(&v->lock);
+		return DM_MAPIO_REMAPPED;
+	}
+	if (list_empty(&v->queue[d])) {
+		wait = sl_throttle_wait(&v->thr, &v->lim, now, d, io->count_bytes);
+		if (!wait) {
+			__sluice_charge(v, io, now);
+			spin_unlock(&v->lock);
+			return DM_MAPIO_REMAPPED;
+		}
+		__sluice_arm(v, now + wait);
+	}
+	io->arrival_ns = now;
+	io->seq = v->seq++;
+	list_add_tail(&io->entry, &v->queue[d]);
+	v->nr_queued++;
+	atomic64_inc(&v->st.throttled[d]);
+	spin_unlock(&v->lock);
+	return DM_MAPIO_SUBMITTED;
+}
+
+static int sluice_end_io(struct dm_target *ti, struct bio *bio,
+			 blk_status_t *error)
+{
+	struct sluice_c *sc = ti->private;
+	struct sluice_io *io = dm_per_bio_data(bio, sizeof(struct sluice_io));
+
+	if (*error && *error != BLK_STS_DM_REQUEUE && bio_sectors(bio))
+		atomic64_inc(&sc->vol->st.errors[io->dir]);
+	return DM_ENDIO_DONE;
+}
+
+/* Take back what map counted for a bio that dm will submit again. */
+static void sluice_uncount(struct sluice_vol *v, struct sluice_io *io)
+{
+	atomic64_dec(&v->st.ios[io->dir]);
+	atomic64_dec(&v->st.throttled[io->dir]);
+	if (io->count_bytes)
+		atomic64_sub(io->bytes, &v->st.bytes[io->dir]);
+	else
+		atomic64_dec(&v->st.discards);
+	if (io->wb)
+		atomic64_sub(io->bytes, &v->st.wb_bytes);
+}
+
+/*
+ * Stop holding bios. On a noflush suspend the held bios go back to dm, which
+ * submits them again after resume, through whatever table is live then; on
+ * any other suspend they are sent on now, so that the suspend completes.
+ */
+static void sluice_presuspend(struct dm_target *ti)
+{
+	struct sluice_c *sc = ti->private;
+	struct sluice_vol *v = sc->vol;
+	bool requeue = dm_noflush_suspending(ti);
+	struct bio_list out = BIO_EMPTY_LIST, back = BIO_EMPTY_LIST;
+	struct bio *bio;
+
+	spin_lock(&v->lock);
+	v->may_hold = false;
+	__sluice_release(v, &out, ktime_get_ns(),
+			 requeue ? SLUICE_RETURN : SLUICE_ALL);
+	spin_unlock(&v->lock);
+	hrtimer_cancel(&v->timer);
+	cancel_work_sync(&v->dispatch);
+
+	if (!requeue) {
+		sluice_submit_list(&out);
+		return;
+	}
+	/*
+	 * dm puts each requeued bio at the head of its deferred list: hand
+	 * them back newest first so that they are submitted again in order.
+	 */
+	while ((bio = bio_list_pop(&out)))
+		bio_list_add_head(&back, bio);
+	while ((bio = bio_list_pop(&back))) {
+		sluice_uncount(v, dm_per_bio_data(bio, sizeof(struct sluice_io)));
+		bio->bi_status = BLK_STS_DM_REQUEUE;
+		bio_endio(bio);
+	}
+}
+
+static void sluice_presuspend_undo(struct dm_target *ti)
+{
+	struct sluice_c *sc = ti->private;
+
+	spin_lock(&sc->vol->lock);
+	sc->vol->may_hold = true;
+	spin_unlock(&sc->vol->lock);
+}
+
+static void sluice_resume(struct dm_target *ti)
+{
+	struct sluice_c *sc = ti->private;
+	struct sluice_vol *v = sc->vol;
+
+	sluice_install(v, &sc->cfg);
+	spin_lock(&v->lock);
+	v->may_hold = true;
+	spin_unlock(&v->lock);
+}
+
+static void sluice_emit_info(struct sluice_stats *st, char *result,
+			     unsigned int maxlen, unsigned int nr_queued)
+{
+	unsigned int sz = 0;
+	int i;
+
+	DMEMIT("rd_ios=%lld rd_bytes=%lld wr_ios=%lld wr_bytes=%lld",
+	       atomic64_read(&st->ios[SL_READ]), atomic64_read(&st->bytes[SL_READ]),
+	       atomic64_read(&st->ios[SL_WRITE]), atomic64_read(&st->bytes[SL_WRITE]));
+	DMEMIT(" rd_throttled=%lld wr_throttled=%lld queued=%u",
+	       atomic64_read(&st->throttled[SL_READ]),
+	       atomic64_read(&st->throttled[SL_WRITE]), nr_queued);
+	DMEMIT(" wait_ns=%lld wait_max_ns=%lld flushes=%lld discards=%lld",
+	       atomic64_read(&st->wait_ns), atomic64_read(&st->wait_max_ns),
+	       atomic64_read(&st->flushes), atomic64_read(&st->discards));
+	DMEMIT(" wb_bytes=%lld rd_errors=%lld wr_errors=%lld wait_hist=",
+	       atomic64_read(&st->wb_bytes), atomic64_read(&st->errors[SL_READ]),
+	       atomic64_read(&st->errors[SL_WRITE]));
+	for (i = 0; i < SL_HIST_BUCKETS; i++)
+		DMEMIT("%s%lld", i ? "," : "", atomic64_read(&st->hist[i]));
+}
+
+static void sluice_status(struct dm_target *ti, status_type_t type,
+			  unsigned int status_flags, char *result,
+			  unsigned int maxlen)
+{
+	struct sluice_c *sc = ti->private;
+	struct sluice_vol *v = sc->vol;
+	char args[SL_FORMAT_MAX];
+	struct sl_config cfg;
+	unsigned int sz = 0, nr_queued;
+	int words;
+
+	switch (type) {
+	case STATUSTYPE_INFO:
+		spin_lock(&v->lock);
+		nr_queued = v->nr_queued;
+		spin_unlock(&v->lock);
+		sluice_emit_info(&v->st, result, maxlen, nr_queued);
+		break;
+	case STATUSTYPE_TABLE:
+		spin_lock(&v->lock);
+		cfg = sc->cfg;
+		spin_unlock(&v->lock);
+		words = sl_config_format(&cfg, args, sizeof(args));
+		DMEMIT("%s %llu %d%s%s", sc->dev->name, (unsigned long long)sc->start,
+		       words, words ? " " : "", args);
+		break;
+	case STATUSTYPE_IMA:
+		spin_lock(&v->lock);
+		cfg = sc->cfg;
+		spin_unlock(&v->lock);
+		sl_config_format(&cfg, args, sizeof(args));
+		strreplace(args, ' ', ',');
+		DMEMIT_TARGET_NAME_VERSION(ti->type);
+		DMEMIT(",device_name=%s,start=%llu,limits=%s;", sc->dev->name,
+		       (unsigned long long)sc->start, args);
+		break;
+	}
+}
+
+/*
+ * Messages:
+ *   set <key=value> [...]   change limits live; all or nothing
+ *   reset_stats             zero the counters
+ */
+static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
+			  char *result, unsigned int maxlen)
+{
+	struct sluice_c *sc = ti->private;
+	struct sluice_vol *v = sc->vol;
+	const char *err = NULL, *bad = NULL;
+	struct sl_config cfg;
+
+	if (argc == 1 && !strcasecmp(argv[0], "reset_stats")) {
+		sluice_stats_reset(&v->st);
+		return 0;
+	}
+	if (argc < 1 || strcasecmp(argv[0], "set")) {
+		DMWARN("unknown message '%s' (want set or reset_stats)",
+		       argc ? argv[0] : "");
+		return -EINVAL;
+	}
+	if (argc < 2) {
+		DMWARN("set: needs at least one key=value");
+		return -EINVAL;
+	}
+	spin_lock(&v->lock);
+	cfg = sc->cfg;
+	spin_unlock(&v->lock);
+	if (sl_config_parse(&cfg, SL_PARSE_SET, argc - 1, argv + 1, &err, &bad)) {
+		DMWARN("set rejected%s%s: %s; limits unchanged", bad ? " at " : "",
+		       bad ? bad : "", err);
+		return -EINVAL;
+	}
+	spin_lock(&v->lock);
+	sc->cfg = cfg;
+	spin_unlock(&v->lock);
+	sluice_install(v, &cfg);
+	/* new limits may release held bios now, or later than armed */
+	queue_work(sluice_wq, &v->dispatch);
+	return 0;
+}
+
+static int sluice_iterate_devices(struct dm_target *ti,
+				  iterate_devices_callout_fn fn, void *data)
+{
+	struct sluice_c *sc = ti->private;
+
+	return fn(ti, sc->dev, sc->start, ti->len, data);
+}
+
+static struct target_type sluice_target = {
+	.name = "sluice",
+	.version = {1, 0, 0},
+	.features = DM_TARGET_PASSES_INTEGRITY,
+	.module = THIS_MODULE,
+	.ctr = sluice_ctr,
+	.dtr = sluice_dtr,
+	.map = sluice_map,
+	.end_io = sluice_end_io,
+	.presuspend = sluice_presuspend,
+	.presuspend_undo = sluice_presuspend_undo,
+	.resume = sluice_resume,
+	.status = sluice_status,
+	.message = sluice_message,
+	.iterate_devices = sluice_iterate_devices,
+};
+
+static int __init dm_sluice_init(void)
+{
+	int r;
+
+	sluice_wq = alloc_workqueue("kdmsluiced", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	if (!sluice_wq)
+		return -ENOMEM;
+	r = dm_register_target(&sluice_target);
+	if (r < 0) {
+		DMERR("register failed %d", r);
+		destroy_workqueue(sluice_wq);
+	}
+	return r;
+}
+
+static void __exit dm_sluice_exit(void)
+{
+	dm_unregister_target(&sluice_target);
+	destroy_workqueue(sluice_wq);
+}
+
+module_init(dm_sluice_init);
+module_exit(dm_sluice_exit);
+
+MODULE_DESCRIPTION(DM_NAME " sluice target: bio-level I/O throttling");
+MODULE_AUTHOR("The sluice developers");
+MODULE_LICENSE("GPL");

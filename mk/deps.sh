@@ -1,0 +1,24 @@
+#!/bin/sh
+# Install the Debian packages the build and the tests need. Idempotent and
+# quick when everything is present: apt-get runs only for what is missing.
+set -eu
+pkgs="make gcc libc6-dev linux-image-cloud-amd64 linux-headers-cloud-amd64
+qemu-system-x86 busybox-static fio dmsetup libdevmapper-dev sparse
+linux-source-6.1 cpio kmod xz-utils clang libclang-rt-14-dev e2fsprogs"
+
+missing=""
+for p in $pkgs; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$st" = installed ] || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "deps.sh: missing packages:$missing (run as root to install)" >&2
+	exit 1
+fi
+echo "deps.sh: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,48 @@
+#!/bin/sh
+# Kernel style checks on the module sources, reported as tests:
+# checkpatch.pl (from Debian's linux-source, run out of tree) and sparse
+# (make C=2, which checks every file, built or not). Writes counts to $1.
+set -u
+counts=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build
+kver=$("$root/mk/kver.sh")
+passed=0 failed=0
+
+report() {
+	if [ "$2" = 0 ]; then
+		echo "ok $1"
+		passed=$((passed + 1))
+	else
+		echo "not ok $1"
+		sed 's/^/# /' "$3" | tail -n 40
+		failed=$((failed + 1))
+	fi
+}
+
+cp_dir=$build/checkpatch
+if [ ! -x "$cp_dir/checkpatch.pl" ]; then
+	mkdir -p "$cp_dir"
+	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$cp_dir" --strip-components=2 \
+		linux-source-6.1/scripts/checkpatch.pl linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+fi
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+for f in "$root"/dmtarget/*.c "$root"/dmtarget/*.h; do
+	case $f in *.mod.c) continue ;; esac
+	"$cp_dir/checkpatch.pl" --no-tree --quiet --show-types -f "$f" > "$log" 2>&1
+	rc=$?
+	report "lint/checkpatch/$(basename "$f")" "$rc" "$log"
+done
+
+make -s -C "/lib/modules/$kver/build" M="$root/dmtarget" C=2 CF="-D__CHECK_ENDIAN__" modules > "$log" 2>&1
+rc=$?
+# sparse reports as warnings on stderr; any line naming a source file fails
+if [ "$rc" = 0 ] && grep -q "dmtarget/.*: \(warning\|error\)" "$log"; then
+	rc=1
+fi
+report "lint/sparse" "$rc" "$log"
+echo "$passed $failed 0" > "$counts"
+[ "$failed" = 0 ]

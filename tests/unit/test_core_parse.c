@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The table/message parser, validation and canonical form of sluice-core. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+#include "../../dmtarget/sluice-core.h"
+
+#define MAXW 32
+
+/* Split a space-separated line into words (in a static buffer). */
+static unsigned int split(const char *line, char **argv)
+{
+	static char buf[4096];
+	unsigned int n = 0;
+	char *p;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (p = strtok(buf, " "); p && n < MAXW; p = strtok(NULL, " "))
+		argv[n++] = p;
+	return n;
+}
+
+static int parse(struct sl_config *cfg, enum sl_parse_mode mode, const char *line,
+		 const char **err)
+{
+	char *argv[MAXW];
+	const char *bad;
+	unsigned int n = split(line, argv);
+
+	return sl_config_parse(cfg, mode, n, argv, err, &bad);
+}
+
+static const char *canon(const char *line)
+{
+	static char out[SL_FORMAT_MAX];
+	struct sl_config cfg;
+	const char *err;
+
+	sl_config_init(&cfg);
+	if (parse(&cfg, SL_PARSE_TABLE, line, &err))
+		return err;
+	if (sl_config_format(&cfg, out, sizeof(out)) < 0)
+		return "format overflow";
+	return out;
+}
+
+static void defaults_are_valid_and_print_nothing(void)
+{
+	struct sl_config cfg;
+	char out[SL_FORMAT_MAX];
+	const char *err = NULL;
+
+	sl_config_init(&cfg);
+	CHECK(sl_config_validate(&cfg, &err) == 0);
+	CHECK(sl_config_format(&cfg, out, sizeof(out)) == 0);
+	CHECK(out[0] == '\0');
+	CHECK(!sl_config_limited(&cfg));
+}
+
+static void canonical_order_and_defaults_left_out(void)
+{
+	CHECK(!strcmp(canon("wbps=5 rbps=7"), "rbps=7 wbps=5"));
+	CHECK(!strcmp(canon("burst_s=1 iops=10 weight=100"), "iops=10"));
+	CHECK(!strcmp(canon("tenant=acme bps=0 iops=0"), "tenant=acme"));
+	CHECK(!strcmp(canon("tenant=t-1 wiops_max=20 wiops=10 burst_s=3 iops_size=4096 rbps=1"),
+		      "rbps=1 wiops=10 wiops_max=20 burst_s=3 iops_size=4096 tenant=t-1"));
+}
+
+static void canonical_form_parses_back_to_itself(void)
+{
+	static const char *const lines[] = {
+		"bps=1048576 bps_max=8388608 burst_s=2",
+		"rbps=1 wbps=2 riops=3 wiops=4 rbps_max=5 wbps_max=6 riops_max=7 wiops_max=8 burst_s=86400",
+		"iops=18446744073709551615 iops_max=18446744073709551615 iops_size=4294967295 tenant=A.b_c-9",
+		"bps=0",
+		"",
+	};
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		char first[SL_FORMAT_MAX];
+
+		snprintf(first, sizeof(first), "%s", canon(lines[i]));
+		CHECK(strchr(first, ':') == NULL);	/* no error text */
+		CHECK(!strcmp(canon(first), first));
+	}
+}
+
+static void limits_up_to_2_pow_64_minus_1(void)
+{
+	struct sl_config cfg;
+	const char *err;
+
+	sl_config_init(&cfg);
+	CHECK(parse(&cfg, SL_PARSE_TABLE, "bps=18446744073709551615", &err) == 0);
+	CHECK_EQ_U64(cfg.avg[SL_BPS], UINT64_MAX);
+	sl_config_init(&cfg);
+	CHECK(parse(&cfg, SL_PARSE_TABLE, "bps=18446744073709551616", &err) != 0);
+	CHECK(!strcmp(err, "bps: invalid value"));
+}
+
+struct bad_case {
+	const char *line;
+	const char *err;
+};
+
+/* Each rejection names the argument. */
+static const struct bad_case bad_table[] = {
+	{ "bps=", "bps: invalid value" },
+	{ "bps=-1", "bps: invalid value" },
+	{ "bps=1.5", "bps: invalid value" },
+	{ "bps=12k", "bps: invalid value" },
+	{ "bps= 1", "bps: invalid value" },
+	{ "bps=+1", "bps: invalid value" },
+	{ "wiops=99999999999999999999", "wiops: invalid value" },
+	{ "bps=1 bps=2", "bps: given more than once" },
+	{ "foo=1", "unknown argument (want key=value with a known key)" },
+	{ "bps", "unknown argument (want key=value with a known key)" },
+	{ "BPS=1", "unknown argument (want key=value with a known key)" },
+	{ "bps=1 rbps=1", "bps: cannot be combined with rbps or wbps" },
+	{ "wbps=1 bps=1", "bps: cannot be combined with rbps or wbps" },
+	{ "iops=1 wiops=1", "iops: cannot be combined with riops or wiops" },
+	{ "rbps=1 rbps_max=2 bps_max=3 bps=1", "bps: cannot be combined with rbps or wbps" },
+	{ "rbps=1 rbps_max=2 bps_max=3", "bps_max: cannot be combined with rbps_max or wbps_max" },
+	{ "riops=1 iops_max=3 riops_max=2", "iops_max: cannot be combined with riops_max or wiops_max" },
+	{ "bps_max=10", "bps_max: needs bps" },
+	{ "wiops_max=10", "wiops_max: needs wiops" },
+	{ "bps=10 bps_max=9", "bps_max: must not be below bps" },
+	{ "riops=10 riops_max=1", "riops_max: must not be below riops" },
+	{ "burst_s=0", "burst_s: invalid value" },
+	{ "burst_s=86401", "burst_s: invalid value" },
+	{ "bps=10 burst_s=2", "burst_s: needs a _max limit" },
+	{ "iops_size=4096", "iops_size: needs an iops, riops or wiops limit" },
+	{ "iops=1 iops_size=511", "iops_size: invalid value" },
+	{ "iops=1 iops_size=4294967296", "iops_size: invalid value" },
+	{ "weight=10", "weight: needs pool" },
+	{ "reserve_iops=10", "reserve_iops: needs pool" },
+	{ "reserve_bps=10", "reserve_bps: needs pool" },
+	{ "pool=p weight=0", "weight: invalid value" },
+	{ "pool=p weight=10001", "weight: invalid value" },
+	{ "pool=p iops=10 reserve_iops=11", "reserve_iops: exceeds the volume's iops limit" },
+	{ "pool=p rbps=10 wbps=10 reserve_bps=21", "reserve_bps: exceeds the volume's bps limit" },
+	{ "tenant=", "tenant: invalid value" },
+	{ "tenant=a/b", "tenant: invalid value" },
+	{ "tenant=-x", "tenant: invalid value" },
+	{ "tenant=0123456789012345678901234567890123456789012345678901234567890123",
+	  "tenant: invalid value" },
+	{ "pool=..", "pool: invalid value" },
+};
+
+static void bad_table_lines_name_their_argument(void)
+{
+	for (size_t i = 0; i < sizeof(bad_table) / sizeof(bad_table[0]); i++) {
+		struct sl_config cfg;
+		const char *err = NULL;
+
+		sl_config_init(&cfg);
+		if (parse(&cfg, SL_PARSE_TABLE, bad_table[i].line, &err) == 0 ||
+		    strcmp(err, bad_table[i].err)) {
+			char m[300];
+
+			snprintf(m, sizeof(m), "'%s' gave '%s', want '%s'",
+				 bad_table[i].line, err ? err : "(accepted)", bad_table[i].err);
+			unit_fail(__FILE__, __LINE__, m);
+			return;
+		}
+	}
+}
+
+static void reserve_within_total_of_both_directions(void)
+{
+	const char *c = canon("pool=p rbps=10 wbps=10 reserve_bps=20 riops=5 reserve_iops=100");
+
+	/* riops alone bounds only reads, so any reservation is allowed */
+	CHECK(!strcmp(c, "rbps=10 wbps=10 riops=5 pool=p reserve_iops=100 reserve_bps=20"));
+}
+
+static void set_merges_into_current_config(void)
+{
+	struct sl_config cfg;
+	const char *err;
+
+	sl_config_init(&cfg);
+	CHECK(parse(&cfg, SL_PARSE_TABLE, "rbps=100 tenant=a", &err) == 0);
+	CHECK(parse(&cfg, SL_PARSE_SET, "wbps=200", &err) == 0);
+	CHECK_EQ_U64(cfg.avg[SL_RBPS], 100);
+	CHECK_EQ_U64(cfg.avg[SL_WBPS], 200);
+	CHECK(!strcmp(cfg.tenant, "a"));
+}
+
+static void set_conflict_with_current_is_rejected(void)
+{
+	struct sl_config cfg, copy;
+	const char *err;
+
+	sl_config_init(&cfg);
+	CHECK(parse(&cfg, SL_PARSE_TABLE, "rbps=100", &err) == 0);
+	copy = cfg;
+	CHECK(parse(&copy, SL_PARSE_SET, "bps=5", &err) != 0);
+	CHECK(!strcmp(err, "bps: cannot be combined with rbps or wbps"));
+	copy = cfg;
+	CHECK(parse(&copy, SL_PARSE_SET, "rbps=0 bps=5", &err) == 0);
+	CHECK_EQ_U64(copy.avg[SL_BPS], 5);
+	CHECK_EQ_U64(copy.avg[SL_RBPS], 0);
+}
+
+static void set_cannot_change_pool(void)
+{
+	struct sl_config cfg;
+	const char *err;
+
+	sl_config_init(&cfg);
+	CHECK(parse(&cfg, SL_PARSE_SET, "pool=x", &err) != 0);
+	CHECK(!strcmp(err, "pool: cannot be changed by message (load a new table)"));
+}
+
+static void format_reports_a_short_buffer(void)
+{
+	struct sl_config cfg;
+	char small[8];
+	const char *err;
+
+	sl_config_init(&cfg);
+	CHECK(parse(&cfg, SL_PARSE_TABLE, "bps=1048576", &err) == 0);
+	CHECK(sl_config_format(&cfg, small, sizeof(small)) == -1);
+	CHECK(strlen(small) < sizeof(small));
+}
+
+static void longest_config_fits_format_max(void)
+{
+	const char *c = canon("rbps=18446744073709551615 wbps=18446744073709551615 "
+			      "riops=18446744073709551615 wiops=18446744073709551615 "
+			      "rbps_max=18446744073709551615 wbps_max=18446744073709551615 "
+			      "riops_max=18446744073709551615 wiops_max=18446744073709551615 "
+			      "burst_s=86400 iops_size=4294967295 "
+			      "pool=012345678901234567890123456789012345678901234567890123456789012 "
+			      "weight=10000 reserve_iops=18446744073709551615 reserve_bps=18446744073709551615 "
+			      "tenant=012345678901234567890123456789012345678901234567890123456789012");
+
+	CHECK(strncmp(c, "rbps=", 5) == 0);
+}
+
+static const struct unit_test tests[] = {
+	UNIT_TEST(defaults_are_valid_and_print_nothing),
+	UNIT_TEST(canonical_order_and_defaults_left_out),
+	UNIT_TEST(canonical_form_parses_back_to_itself),
+	UNIT_TEST(limits_up_to_2_pow_64_minus_1),
+	UNIT_TEST(bad_table_lines_name_their_argument),
+	UNIT_TEST(reserve_within_total_of_both_directions),
+	UNIT_TEST(set_merges_into_current_config),
+	UNIT_TEST(set_conflict_with_current_is_rejected),
+	UNIT_TEST(set_cannot_change_pool),
+	UNIT_TEST(format_reports_a_short_buffer),
+	UNIT_TEST(longest_config_fits_format_max),
+};
+
+UNIT_MAIN("core-parse", tests)

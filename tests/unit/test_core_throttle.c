@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The throttle arithmetic of sluice-core, driven by a closed-loop simulator. */
+#include <string.h>
+
+#include "unit.h"
+#include "../../dmtarget/sluice-core.h"
+
+#define NS 1000000000ULL
+
+static void limits(struct sl_limits *lim, const char *line)
+{
+	static char buf[1024];
+	char *argv[32], *p;
+	unsigned int n = 0;
+	struct sl_config cfg;
+	const char *err, *bad;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (p = strtok(buf, " "); p; p = strtok(NULL, " "))
+		argv[n++] = p;
+	sl_config_init(&cfg);
+	if (sl_config_parse(&cfg, SL_PARSE_TABLE, n, argv, &err, &bad))
+		unit_fail(__FILE__, __LINE__, err);
+	sl_limits_from_config(lim, &cfg);
+}
+
+/*
+ * A client keeps depth IOs of size bytes in flight, each taking latency_ns on
+ * the device once started; held IOs start in order when the throttle allows.
+ * Returns the bytes completed within [start_ns, end_ns) of simulated time.
+ */
+struct sim {
+	u64 bytes_done, ios_done;
+};
+
+static struct sim simulate(const struct sl_limits *lim, struct sl_throttle *t,
+			   u64 t0, u64 duration_ns, unsigned int depth, u64 bytes,
+			   enum sl_dir dir, u64 latency_ns)
+{
+	u64 done_at[64];
+	struct sim s = { 0, 0 };
+	u64 now = t0, end = t0 + duration_ns;
+	unsigned int i;
+
+	/* All slots are free at t0; a slot is an IO waiting to start. */
+	for (i = 0; i < depth; i++)
+		done_at[i] = t0;
+	for (;;) {
+		unsigned int k = 0;
+		u64 wait;
+
+		for (i = 1; i < depth; i++)
+			if (done_at[i] < done_at[k])
+				k = i;
+		if (done_at[k] > now)
+			now = done_at[k];
+		if (now >= end)
+			break;
+		wait = sl_throttle_wait(t, lim, now, dir, true);
+		now += wait;
+		if (now >= end)
+			break;
+		sl_throttle_charge(t, lim, now, dir, bytes, true);
+		done_at[k] = now + latency_ns;
+		if (done_at[k] <= end) {
+			s.bytes_done += bytes;
+			s.ios_done++;
+		}
+	}
+	return s;
+}
+
+static int within(double got, double want, double pct)
+{
+	double d = got - want;
+
+	return (d < 0 ? -d : d) <= want * pct / 100.0;
+}
+
+static void unlimited_never_waits(void)
+{
+	struct sl_limits lim;
+	struct sl_throttle t;
+
+	limits(&lim, "");
+	sl_throttle_init(&t);
+	CHECK(!lim.any);
+	for (int i = 0; i < 1000; i++) {
+		CHECK(sl_throttle_wait(&t, &lim, 5, SL_WRITE, true) == 0);
+		sl_throttle_charge(&t, &lim, 5, SL_WRITE, 1 << 20, true);
+	}
+}
+
+static void iops_limit_at_depth_1_and_32(void)
+{
+	static const unsigned int depths[] = { 1, 32 };
+
+	for (int i = 0; i < 2; i++) {
+		struct sl_limits lim;
+		struct sl_throttle t;
+		struct sim s;
+
+		limits(&lim, "iops=200");
+		sl_throttle_init(&t);
+		/* warm up: empty the initial burst of avg/10 */
+		simulate(&lim, &t, NS, 2 * NS, depths[i], 4096, SL_READ, 50000);
+		s = simulate(&lim, &t, 3 * NS, 10 * NS, depths[i], 4096, SL_READ, 50000);
+		CHECK(within((double)s.ios_done, 2000, 0.5));
+	}
+}
+
+static void bps_limit_with_large_and_small_ios(void)
+{
+	static const u64 sizes[] = { 512, 4096, 65536, 1 << 20 };
+
+	for (int i = 0; i < 4; i++) {
+		struct sl_limits lim;
+		struct sl_throttle t;
+		struct sim s;
+
+		limits(&lim, "wbps=4194304");
+		sl_throttle_init(&t);
+		simulate(&lim, &t, NS, 2 * NS, 32, sizes[i], SL_WRITE, 100000);
+		s = simulate(&lim, &t, 3 * NS, 20 * NS, 32, sizes[i], SL_WRITE, 100000);
+		CHECK(within((double)s.bytes_done, 20.0 * 4194304, 1.0));
+	}
+}
+
+static void direction_limits_apply_to_their_direction_only(void)
+{
+	struct sl_limits lim;
+	struct sl_throttle t;
+	struct sim s;
+
+	limits(&lim, "rbps=1048576");
+	sl_throttle_init(&t);
+	s = simulate(&lim, &t, NS, NS, 4, 65536, SL_WRITE, 1000000);
+	/* writes run at device speed: 4 IOs per ms */
+	CHECK(s.ios_done > 3900);
+	s = simulate(&lim, &t, 2 * NS, 10 * NS, 4, 65536, SL_READ, 1000000);
+	CHECK(within((double)s.bytes_done, 10.0 * 1048576 + 1048576 / 10, 2.0));
+}
+
+/*
+ * QEMU burst: bps=1MiB bps_max=8MiB burst_s=2 after idling runs at 8 MiB/s
+ * (after the burst bucket's own max/10) until the main bucket (max * burst_s
+ * = 16 MiB) is full, then at 1 MiB/s. Whatever the shape, what was admitted
+ * by time T is the main bucket's depth plus avg * T.
+ */
+static void burst_after_idle_follows_qemu(void)
+{
+	struct sl_limits lim;
+	struct sl_throttle t;
+	struct sim s;
+	double mib = 1048576, want = 16 * mib + 10 * mib;
+
+	limits(&lim, "bps=1048576 bps_max=8388608 burst_s=2");
+	sl_throttle_init(&t);
+	s = simulate(&lim, &t, 100 * NS, 10 * NS, 16, 4096, SL_WRITE, 10000);
+	CHECK(within((double)s.bytes_done, want, 1.0));
+	/* and the first second runs at the burst rate, not above */
+	sl_throttle_init(&t);
+	s = simulate(&lim, &t, 100 * NS, NS, 16, 4096, SL_WRITE, 10000);
+	CHECK(within((double)s.bytes_done, 8.8 * mib, 1.0));
+}
+
+static void iops_size_counts_large_ios_as_several(void)
+{
+	struct sl_limits lim;
+	struct sl_throttle t;
+	struct sim s;
+
+	limits(&lim, "iops=100 iops_size=4096");
+	sl_throttle_init(&t);
+	simulate(&lim, &t, NS, 2 * NS, 8, 65536, SL_READ, 1000);
+	s = simulate(&lim, &t, 3 * NS, 16 * NS, 8, 65536, SL_READ, 1000);
+	/* 64 KiB = 16 IOs: 100 IOPS -> 6.25 such IOs/s */
+	CHECK(within((double)s.ios_done, 100.0, 2.0));
+}
+
+static void discards_cost_an_io_but_no_bytes(void)
+{
+	struct sl_limits lim;
+	struct sl_throttle t;
+
+	limits(&lim, "wbps=1");
+	sl_throttle_init(&t);
+	for (int i = 0; i < 100; i++) {
+		CHECK(sl_throttle_wait(&t, &lim, NS, SL_WRITE, false) == 0);
+		sl_throttle_charge(&t, &lim, NS, SL_WRITE, 1 << 30, false);
+	}
+	limits(&lim, "wiops=10");
+	sl_throttle_init(&t);
+	sl_throttle_charge(&t, &lim, NS, SL_WRITE, 0, false);
+	sl_throttle_charge(&t, &lim, NS, SL_WRITE, 0, false);
+	/* two IOs at 10/s: 200 ms of work, 100 ms of bucket */
+	CHECK_EQ_U64(sl_throttle_wait(&t, &lim, NS, SL_WRITE, false), NS / 10);
+}
+
+static void limits_near_2_pow_64_do_not_overflow(void)
+{
+	struct sl_limits lim;
+	struct sl_throttle t;
+
+	limits(&lim, "bps=18446744073709551615 bps_max=18446744073709551615 burst_s=86400 "
+		     "iops=18446744073709551615 iops_max=18446744073709551615 iops_size=512");
+	sl_throttle_init(&t);
+	for (int i = 0; i < 100000; i++) {
+		CHECK(sl_throttle_wait(&t, &lim, NS + i, SL_READ, true) == 0);
+		sl_throttle_charge(&t, &lim, NS + i, SL_READ, 0xffffffffULL, true);
+	}
+	/* and the slowest limit with the largest IO saturates, not wraps */
+	limits(&lim, "bps=1");
+	sl_throttle_init(&t);
+	for (int i = 0; i < 10000; i++)
+		sl_throttle_charge(&t, &lim, NS, SL_READ, 0xffffffffULL, true);
+	CHECK(t.tat[SL_BPS] == UINT64_MAX);
+	CHECK_EQ_U64(sl_throttle_wait(&t, &lim, NS, SL_READ, true), UINT64_MAX - NS - NS / 10);
+}
+
+static void long_idle_does_not_store_more_than_the_bucket(void)
+{
+	struct sl_limits lim;
+	struct sl_throttle t;
+	u64 now = NS;
+	int started = 0;
+
+	limits(&lim, "iops=100");
+	sl_throttle_init(&t);
+	sl_throttle_charge(&t, &lim, now, SL_READ, 4096, true);
+	now = (u64)1 << 62;	/* about 146 years later */
+	while (sl_throttle_wait(&t, &lim, now, SL_READ, true) == 0 && started < 1000) {
+		sl_throttle_charge(&t, &lim, now, SL_READ, 4096, true);
+		started++;
+	}
+	/* avg/10 = 10 IOs of bucket, plus the one that overshoots */
+	CHECK_EQ_U64(started, 11);
+}
+
+static void rescale_keeps_the_level_in_units(void)
+{
+	struct sl_limits a, b;
+	struct sl_throttle t;
+
+	limits(&a, "iops=1000");
+	limits(&b, "iops=500");
+	sl_throttle_init(&t);
+	for (int i = 0; i < 500; i++)
+		sl_throttle_charge(&t, &a, NS, SL_READ, 4096, true);
+	CHECK_EQ_U64(t.tat[SL_IOPS], NS + NS / 2);
+	sl_throttle_rescale(&t, &a, &b, NS);
+	CHECK_EQ_U64(t.tat[SL_IOPS], 2 * NS);
+	/* a bucket that was off starts empty; one that goes off is cleared */
+	limits(&b, "iops=500 wbps=10");
+	sl_throttle_rescale(&t, &a, &b, NS);
+	CHECK_EQ_U64(t.tat[SL_WBPS], 0);
+	limits(&a, "wbps=10");
+	sl_throttle_rescale(&t, &b, &a, NS);
+	CHECK_EQ_U64(t.tat[SL_IOPS], 0);
+}
+
+static void mul_div_matches_wide_arithmetic(void)
+{
+	u64 x = 88172645463325252ULL;
+
+	for (int i = 0; i < 100000; i++) {
+		u64 a, b, c;
+		unsigned __int128 q;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		a = x >> (x & 63);
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		b = x >> ((x >> 8) & 63);
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		c = (x >> ((x >> 16) & 63)) | 1;
+		q = (unsigned __int128)a * b / c;
+		CHECK_EQ_U64(sl_mul_div(a, b, c), q >> 64 ? UINT64_MAX : (u64)q);
+	}
+	CHECK_EQ_U64(sl_mul_div(UINT64_MAX, UINT64_MAX, UINT64_MAX), UINT64_MAX);
+	CHECK_EQ_U64(sl_mul_div(UINT64_MAX, 2, 3), (u64)(((unsigned __int128)UINT64_MAX * 2) / 3));
+}
+
+static void hist_buckets_are_log2_ms(void)
+{
+	CHECK_EQ_U64(sl_hist_bucket(0), 0);
+	CHECK_EQ_U64(sl_hist_bucket(999999), 0);
+	CHECK_EQ_U64(sl_hist_bucket(1000000), 1);
+	CHECK_EQ_U64(sl_hist_bucket(2999999), 2);
+	CHECK_EQ_U64(sl_hist_bucket(4000000), 3);
+	CHECK_EQ_U64(sl_hist_bucket(16384ULL * 1000000), SL_HIST_BUCKETS - 1);
+	CHECK_EQ_U64(sl_hist_bucket(UINT64_MAX), SL_HIST_BUCKETS - 1);
+}
+
+static const struct unit_test tests[] = {
+	UNIT_TEST(unlimited_never_waits),
+	UNIT_TEST(iops_limit_at_depth_1_and_32),
+	UNIT_TEST(bps_limit_with_large_and_small_ios),
+	UNIT_TEST(direction_limits_apply_to_their_direction_only),
+	UNIT_TEST(burst_after_idle_follows_qemu),
+	UNIT_TEST(iops_size_counts_large_ios_as_several),
+	UNIT_TEST(discards_cost_an_io_but_no_bytes),
+	UNIT_TEST(limits_near_2_pow_64_do_not_overflow),
+	UNIT_TEST(long_idle_does_not_store_more_than_the_bucket),
+	UNIT_TEST(rescale_keeps_the_level_in_units),
+	UNIT_TEST(mul_div_matches_wide_arithmetic),
+	UNIT_TEST(hist_buckets_are_log2_ms),
+};
+
+UNIT_MAIN("core-throttle", tests)

@@ -1,0 +1,38 @@
+# Host unit tests, built twice (plain and ASan+UBSan), and the parser fuzzer
+# (built with clang's libFuzzer, its corpus replayed by `make test`).
+UNIT_DIR := $(ROOT)/tests/unit
+UNIT_SRCS := $(wildcard $(UNIT_DIR)/test_*.c)
+UNIT_NAMES := $(patsubst $(UNIT_DIR)/test_%.c,%,$(UNIT_SRCS))
+UNIT_CORE := $(ROOT)/dmtarget/sluice-core.c
+UNIT_DEPS := $(UNIT_DIR)/unit.c $(UNIT_DIR)/unit.h $(UNIT_CORE) $(ROOT)/dmtarget/sluice-core.h
+CFLAGS_USER := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+UNIT_PLAIN := $(patsubst %,$(BUILD)/unit/plain/test_%,$(UNIT_NAMES))
+UNIT_ASAN := $(patsubst %,$(BUILD)/unit/asan/test_%,$(UNIT_NAMES))
+FUZZ_PARSE := $(BUILD)/fuzz/fuzz_parse
+
+$(BUILD)/unit/plain/test_%: $(UNIT_DIR)/test_%.c $(UNIT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_USER) -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_CORE)
+
+$(BUILD)/unit/asan/test_%: $(UNIT_DIR)/test_%.c $(UNIT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_USER) -O1 $(SAN) -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_CORE)
+
+$(FUZZ_PARSE): $(UNIT_DIR)/fuzz_parse.c $(UNIT_CORE) $(ROOT)/dmtarget/sluice-core.h
+	@mkdir -p $(@D)
+	clang -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined -o $@ $< $(UNIT_CORE)
+
+unit-build: $(UNIT_PLAIN) $(UNIT_ASAN) $(FUZZ_PARSE)
+
+test-unit: deps
+	@mkdir -p $(BUILD); rm -f $(BUILD)/unit.counts
+	@$(MAKE) --no-print-directory unit-build > $(BUILD)/unit-build.log 2>&1 || \
+		{ cat $(BUILD)/unit-build.log; exit 1; }
+	@$(UNIT_DIR)/run.sh $(BUILD)/unit.counts $(UNIT_PLAIN) $(UNIT_ASAN) -- $(FUZZ_PARSE) $(UNIT_DIR)/corpus/parse
+
+FUZZ_TIME ?= 300
+fuzz: $(FUZZ_PARSE)
+	@mkdir -p $(BUILD)/fuzz/corpus
+	$(FUZZ_PARSE) -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz/corpus $(UNIT_DIR)/corpus/parse

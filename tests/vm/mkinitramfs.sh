@@ -1,0 +1,84 @@
+#!/bin/sh
+# Build the guest's initramfs in two layers, concatenated by the caller (the
+# kernel unpacks concatenated newc archives in order):
+#   base    busybox, dmsetup, fio, mke2fs, their shared libraries and the
+#           kernel's own modules the tests use. Changes only with the packages.
+#   overlay the project's modules and binaries, /init and the guest tests.
+#           Rebuilt on every run; small.
+# Usage: mkinitramfs.sh base <kver> <out.cpio>
+#        mkinitramfs.sh overlay <kver> <out.cpio> <repo-root>
+set -eu
+
+mode=$1 kver=$2 out=$3
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+
+copy_with_libs() {
+	for bin in "$@"; do
+		mkdir -p "$stage$(dirname "$bin")"
+		cp -L "$bin" "$stage$bin"
+		ldd "$bin" | awk '/=>/ && $3 ~ /^\// {print $3} /^[[:space:]]*\/[^ ]*ld-linux/ {print $1}' |
+		while read -r lib; do
+			[ -e "$stage$lib" ] && continue
+			mkdir -p "$stage$(dirname "$lib")"
+			cp -L "$lib" "$stage$lib"
+		done
+	done
+}
+
+# Copy a kernel module and, through modules.dep, everything it depends on.
+copy_module() {
+	moddir=/lib/modules/$kver
+	rel=$(awk -F: -v m="/$1.ko" 'index($1, m) && substr($1, length($1) - length(m) + 1) == m {print; exit}' \
+		"$moddir/modules.dep")
+	if [ -z "$rel" ]; then
+		echo "mkinitramfs: module $1 not found for $kver" >&2
+		exit 1
+	fi
+	for f in ${rel%%:*} ${rel#*:}; do
+		mkdir -p "$stage$moddir/$(dirname "$f")"
+		cp "$moddir/$f" "$stage$moddir/$f"
+	done
+}
+
+pack() {
+	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) > "$out.tmp"
+	mv "$out.tmp" "$out"
+}
+
+case $mode in
+base)
+	mkdir -p "$stage/bin" "$stage/sbin" "$stage/usr/bin" "$stage/usr/sbin" "$stage/dev" \
+		"$stage/proc" "$stage/sys" "$stage/tmp" "$stage/run" "$stage/etc" "$stage/mnt" "$stage/root"
+	cp /bin/busybox "$stage/bin/busybox"
+	copy_with_libs /usr/sbin/dmsetup /usr/bin/fio /sbin/mke2fs
+	for m in dm-mod dm-delay dm-flakey brd configfs null_blk bfq virtio_blk virtio_pci loop; do
+		copy_module "$m"
+	done
+	for f in modules.builtin modules.builtin.modinfo modules.order; do
+		cp "/lib/modules/$kver/$f" "$stage/lib/modules/$kver/$f"
+	done
+	printf 'root:x:0:0:root:/root:/bin/sh\n' > "$stage/etc/passwd"
+	printf 'root:x:0:\n' > "$stage/etc/group"
+	;;
+overlay)
+	root=$4
+	mkdir -p "$stage/lib/modules/$kver/extra" "$stage/sluice"
+	for ko in "$root"/dmtarget/*.ko; do
+		[ -e "$ko" ] && cp "$ko" "$stage/lib/modules/$kver/extra/"
+	done
+	cp "$root/tests/vm/guest/init" "$stage/init"
+	chmod 755 "$stage/init"
+	cp -r "$root/tests/vm/guest" "$stage/sluice/guest"
+	cp -r "$root/tests/vm/tests" "$stage/sluice/tests"
+	if [ -d "$root/build/guest-bin" ]; then
+		mkdir -p "$stage/usr/local/bin"
+		cp "$root"/build/guest-bin/* "$stage/usr/local/bin/" 2>/dev/null || true
+	fi
+	;;
+*)
+	echo "usage: $0 base|overlay <kver> <out> [root]" >&2
+	exit 2
+	;;
+esac
+pack

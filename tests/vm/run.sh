@@ -1,0 +1,68 @@
+#!/bin/sh
+# Boot the test guest and run guest tests in it.
+# Usage: run.sh [-t tests] [-T timeout_s] [-m shell|test] [-o outdir]
+# Prints one line per test (ok/not ok), writes <outdir>/vm.counts with
+# "passed failed skipped", keeps the whole console under <outdir>, and exits
+# non-zero on any failure, hang, panic or timeout.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tests=all timeout=900 mode=test out=$here/out mem=2048
+while getopts t:T:m:o:M: opt; do
+	case $opt in
+	t) tests=$OPTARG ;;
+	T) timeout=$OPTARG ;;
+	m) mode=$OPTARG ;;
+	o) out=$OPTARG ;;
+	M) mem=$OPTARG ;;
+	*) exit 2 ;;
+	esac
+done
+kver=$("$root/mk/kver.sh")
+mkdir -p "$out"
+
+base=$out/base-$kver.cpio
+if [ ! -s "$base" ] || [ "$here/mkinitramfs.sh" -nt "$base" ]; then
+	"$here/mkinitramfs.sh" base "$kver" "$base"
+fi
+"$here/mkinitramfs.sh" overlay "$kver" "$out/overlay.cpio" "$root"
+cat "$base" "$out/overlay.cpio" > "$out/initrd.cpio"
+
+append="console=ttyS0 log_buf_len=8M panic=-1 sluice.mode=$mode sluice.tests=$tests"
+set -- qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 2 -m "$mem" \
+	-kernel "/boot/vmlinuz-$kver" -initrd "$out/initrd.cpio" -no-reboot
+
+if [ "$mode" = shell ]; then
+	exec "$@" -nographic -serial mon:stdio -serial null -append "$append"
+fi
+
+console=$out/console.log results=$out/results.log
+: > "$results"
+rc=0
+timeout -s KILL "$timeout" "$@" -display none -monitor none \
+	-serial "file:$console" -serial "file:$results" -append "$append quiet" || rc=$?
+
+passed=$(grep -c '^ok ' "$results" || true)
+failed=$(grep -c '^not ok ' "$results" || true)
+skipped=$(grep -c '^ok .* # SKIP' "$results" || true)
+passed=$((passed - skipped))
+grep -E '^(ok|not ok) ' "$results" || true
+if ! grep -q '^SLUICE-DONE' "$results"; then
+	if grep -q 'Kernel panic' "$console"; then
+		why="kernel panic"
+	elif [ "$rc" = 137 ]; then
+		why="guest timed out after ${timeout}s"
+	else
+		why="guest stopped early (qemu exit $rc)"
+	fi
+	echo "not ok vm/boot # $why; console log in $console"
+	failed=$((failed + 1))
+fi
+if [ "$failed" -gt 0 ]; then
+	echo "# failing tests' output: $results"
+	grep '^not ok' "$results" | sed 's/^not ok \([^ ]*\).*/\1/' | while read -r t; do
+		grep "^# $t: " "$results" | tail -n 30
+	done
+fi
+echo "$passed $failed $skipped" > "$out/vm.counts"
+[ "$failed" = 0 ]

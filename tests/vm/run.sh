@@ -55,6 +55,10 @@ if ! grep -q '^SLUICE-DONE' "$results"; then
 	else
 		why="guest stopped early (qemu exit $rc)"
 	fi
+	last=$(sed -n 's/^# running //p' "$results" | tail -n 1)
+	if [ -n "$last" ] && ! grep -q "^\(ok\|not ok\) $last\( \|\$\)" "$results"; then
+		why="$why during $last"
+	fi
 	echo "not ok vm/boot # $why; console log in $console"
 	failed=$((failed + 1))
 fi

@@ -27,6 +27,7 @@ run_one() {
 	name=$1 file=$2
 	limit=$(sed -n 's/^# timeout: *\([0-9][0-9]*\).*/\1/p' "$file" | head -n 1)
 	[ -n "$limit" ] || limit=300
+	echo "# running $name"
 	echo "sluice-test: begin $name" > /dev/kmsg
 	log=/tmp/test.log
 	cd /tmp || return

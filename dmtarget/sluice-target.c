@@ -609,7 +609,11 @@ static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
 	const char *err = NULL, *bad = NULL;
 	struct sl_config cfg;
 
-	if (argc == 1 && !strcasecmp(argv[0], "reset_stats")) {
+	if (argc >= 1 && !strcasecmp(argv[0], "reset_stats")) {
+		if (argc > 1) {
+			DMWARN("reset_stats: takes no arguments");
+			return -EINVAL;
+		}
 		sluice_stats_reset(&v->st);
 		return 0;
 	}

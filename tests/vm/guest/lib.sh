@@ -51,3 +51,10 @@ assert_within_pct() {
 		fail "$1: $3 is not within $4% of $2"
 	echo "$1: $3 (target $2, tolerance $4%)"
 }
+
+# at_exit <commands>: teardown run when the test exits, however it exits;
+# errors in it are ignored and the test's own exit status is kept.
+at_exit() {
+	SL_AT_EXIT=$1
+	trap 'sl_rc=$?; set +e; eval "$SL_AT_EXIT" > /dev/null 2>&1; exit $sl_rc' EXIT
+}

@@ -17,7 +17,7 @@ selected() {
 	old_ifs=$IFS
 	IFS=,
 	for s in $sel; do
-		case $1 in "$s" | "$s"/*) IFS=$old_ifs; return 0 ;; esac
+		case $1 in "$s" | "$s"/* | "$s"-*) IFS=$old_ifs; return 0 ;; esac
 	done
 	IFS=$old_ifs
 	return 1
@@ -58,12 +58,15 @@ run_one() {
 	fi
 }
 
+ran=0
 for file in $(find "$root" -type f | LC_ALL=C sort); do
 	name=${file#"$root"/}
 	case $name in *.sh | *.md) continue ;; esac
 	selected "$name" || continue
 	run_one "$name" "$file"
+	ran=$((ran + 1))
 done
+[ "$ran" -gt 0 ] || echo "not ok vm/select # no guest test matches '$sel'"
 
 # Teardown: unload the project's modules (the weight module first), then scan
 # the whole boot's log, which also catches reports between tests.

@@ -44,6 +44,10 @@ test-vm: modules
 run: modules
 	@$(ROOT)/tests/vm/run.sh -m shell -o $(VM_OUT)
 
+# B=<scenario>[,...] runs some (see ../shared/BENCH.md); results in bench/out/.
+bench: modules
+	@$(ROOT)/bench/run.sh $(B)
+
 clean:
 	-@$(MAKE) --no-print-directory -s -C $(KDIR) M=$(ROOT)/dmtarget clean
 	rm -rf $(BUILD) $(VM_OUT)

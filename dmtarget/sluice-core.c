@@ -514,11 +514,20 @@ void sl_throttle_charge(struct sl_throttle *t, const struct sl_limits *lim,
 	}
 }
 
-static u64 sl_rescale_tat(u64 tat, u64 old_rate, u64 new_rate, u64 now)
+/*
+ * A bucket's level is carried over in units, but never beyond the new
+ * bucket's depth: a lower limit applies from now on, it does not charge the
+ * past again at the new rate.
+ */
+static u64 sl_rescale_tat(u64 tat, u64 old_rate, u64 new_rate, u64 new_tau,
+			  u64 now)
 {
+	u64 ahead;
+
 	if (!old_rate || !new_rate || tat <= now)
 		return 0;
-	return sl_sat_add(now, sl_mul_div(tat - now, old_rate, new_rate));
+	ahead = sl_mul_div(tat - now, old_rate, new_rate);
+	return sl_sat_add(now, ahead < new_tau ? ahead : new_tau);
 }
 
 void sl_throttle_rescale(struct sl_throttle *t, const struct sl_limits *old,
@@ -528,10 +537,11 @@ void sl_throttle_rescale(struct sl_throttle *t, const struct sl_limits *old,
 
 	for (b = 0; b < SL_NR_BUCKETS; b++) {
 		t->tat[b] = sl_rescale_tat(t->tat[b], old->b[b].rate,
-					   new->b[b].rate, now);
+					   new->b[b].rate, new->b[b].tau_ns, now);
 		t->burst_tat[b] = sl_rescale_tat(t->burst_tat[b],
 						 old->b[b].burst_rate,
-						 new->b[b].burst_rate, now);
+						 new->b[b].burst_rate,
+						 new->b[b].burst_tau_ns, now);
 	}
 }
 

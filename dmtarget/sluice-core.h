@@ -144,8 +144,10 @@ void sl_throttle_charge(struct sl_throttle *t, const struct sl_limits *lim,
 			u64 now, enum sl_dir dir, u64 bytes, bool count_bytes);
 
 /*
- * Carry each bucket's level over a limit change, so that a change neither
- * forgives nor charges twice what the bucket holds.
+ * Carry each bucket's level over a limit change: in units, so that a change
+ * does not forgive what the bucket holds, but at most the new bucket's depth,
+ * so that a lower limit does not charge the past again at the new rate (a
+ * lowered limit holds IOs back for at most one bucket depth).
  */
 void sl_throttle_rescale(struct sl_throttle *t, const struct sl_limits *old,
 			 const struct sl_limits *new, u64 now);

@@ -4,7 +4,7 @@
 set -eu
 pkgs="make gcc libc6-dev linux-image-cloud-amd64 linux-headers-cloud-amd64
 qemu-system-x86 busybox-static fio dmsetup libdevmapper-dev sparse
-linux-source-6.1 cpio kmod xz-utils clang libclang-rt-14-dev e2fsprogs"
+linux-source-6.1 cpio kmod xz-utils clang libclang-rt-14-dev e2fsprogs jq"
 
 missing=""
 for p in $pkgs; do

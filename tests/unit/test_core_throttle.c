@@ -245,18 +245,38 @@ static void rescale_keeps_the_level_in_units(void)
 	limits(&a, "iops=1000");
 	limits(&b, "iops=500");
 	sl_throttle_init(&t);
-	for (int i = 0; i < 500; i++)
+	for (int i = 0; i < 40; i++)
 		sl_throttle_charge(&t, &a, NS, SL_READ, 4096, true);
-	CHECK_EQ_U64(t.tat[SL_IOPS], NS + NS / 2);
+	CHECK_EQ_U64(t.tat[SL_IOPS], NS + NS / 25);
+	/* 40 IOs at 500/s are 80 ms of bucket */
 	sl_throttle_rescale(&t, &a, &b, NS);
-	CHECK_EQ_U64(t.tat[SL_IOPS], 2 * NS);
+	CHECK_EQ_U64(t.tat[SL_IOPS], NS + 2 * NS / 25);
 	/* a bucket that was off starts empty; one that goes off is cleared */
-	limits(&b, "iops=500 wbps=10");
-	sl_throttle_rescale(&t, &a, &b, NS);
-	CHECK_EQ_U64(t.tat[SL_WBPS], 0);
-	limits(&a, "wbps=10");
+	limits(&a, "iops=500 wbps=10");
 	sl_throttle_rescale(&t, &b, &a, NS);
+	CHECK_EQ_U64(t.tat[SL_WBPS], 0);
+	CHECK_EQ_U64(t.tat[SL_IOPS], NS + 2 * NS / 25);
+	limits(&b, "wbps=10");
+	sl_throttle_rescale(&t, &a, &b, NS);
 	CHECK_EQ_U64(t.tat[SL_IOPS], 0);
+}
+
+static void rescale_to_a_lower_limit_holds_at_most_one_bucket(void)
+{
+	struct sl_limits a, b;
+	struct sl_throttle t;
+
+	limits(&a, "iops=2000");
+	limits(&b, "iops=100");
+	sl_throttle_init(&t);
+	for (int i = 0; i < 400; i++)
+		sl_throttle_charge(&t, &a, NS, SL_READ, 4096, true);
+	/* 400 IOs would be 4 s at 100/s; the new bucket holds 100 ms */
+	sl_throttle_rescale(&t, &a, &b, NS);
+	CHECK_EQ_U64(t.tat[SL_IOPS], NS + NS / 10);
+	CHECK_EQ_U64(sl_throttle_wait(&t, &b, NS, SL_READ, true), 0);
+	sl_throttle_charge(&t, &b, NS, SL_READ, 4096, true);
+	CHECK_EQ_U64(sl_throttle_wait(&t, &b, NS, SL_READ, true), NS / 100);
 }
 
 static void mul_div_matches_wide_arithmetic(void)
@@ -302,6 +322,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(limits_near_2_pow_64_do_not_overflow),
 	UNIT_TEST(long_idle_does_not_store_more_than_the_bucket),
 	UNIT_TEST(rescale_keeps_the_level_in_units),
+	UNIT_TEST(rescale_to_a_lower_limit_holds_at_most_one_bucket),
 	UNIT_TEST(mul_div_matches_wide_arithmetic),
 	UNIT_TEST(hist_buckets_are_log2_ms),
 };

@@ -71,10 +71,8 @@ overlay)
 	chmod 755 "$stage/init"
 	cp -r "$root/tests/vm/guest" "$stage/sluice/guest"
 	cp -r "$root/tests/vm/tests" "$stage/sluice/tests"
-	if [ -d "$root/build/guest-bin" ]; then
-		mkdir -p "$stage/usr/local/bin"
-		cp "$root"/build/guest-bin/* "$stage/usr/local/bin/" 2>/dev/null || true
-	fi
+	mkdir -p "$stage/sluice/bench"
+	cp -r "$root/bench/lib.sh" "$root/bench/runner.sh" "$root/bench/scenarios" "$stage/sluice/bench/"
 	;;
 *)
 	echo "usage: $0 base|overlay <kver> <out> [root]" >&2

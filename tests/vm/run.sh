@@ -42,6 +42,13 @@ rc=0
 timeout -s KILL "$timeout" "$@" -display none -monitor none \
 	-serial "file:$console" -serial "file:$results" -append "$append quiet" || rc=$?
 
+if [ "$mode" = bench ]; then
+	grep -E '^(BENCH|# )' "$results" | grep -v '^# running' || true
+	grep -q '^SLUICE-DONE' "$results" || { echo "bench: guest did not finish (qemu exit $rc); see $console"; exit 1; }
+	! grep -q '^BENCH-FAILED' "$results"
+	exit
+fi
+
 passed=$(grep -c '^ok ' "$results" || true)
 failed=$(grep -c '^not ok ' "$results" || true)
 skipped=$(grep -c '^ok .* # SKIP' "$results" || true)

@@ -58,3 +58,29 @@ at_exit() {
 	SL_AT_EXIT=$1
 	trap 'sl_rc=$?; set +e; eval "$SL_AT_EXIT" > /dev/null 2>&1; exit $sl_rc' EXIT
 }
+
+# status_field <dm-name> <key>: a key=value counter from `dmsetup status`.
+status_field() {
+	dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# uptime_s: seconds since boot, 10 ms resolution.
+uptime_s() {
+	cut -d' ' -f1 /proc/uptime
+}
+
+# rate <count0> <count1> <t0> <t1>: (count1 - count0) / (t1 - t0), rounded.
+rate() {
+	awk -v a="$1" -v b="$2" -v s="$3" -v e="$4" 'BEGIN { printf "%d", (b - a) / (e - s) + 0.5 }'
+}
+
+# log_mark <label> / log_since <label>: mark the kernel log, and print what it
+# logged after the mark. Marks carry the test's pid, so they are unique in
+# the boot.
+log_mark() {
+	echo "sluice-mark: $$ $1 <" > /dev/kmsg
+}
+
+log_since() {
+	dmesg | awk -v m="sluice-mark: $$ $1 <" 'index($0, m) { on = 1; next } on'
+}

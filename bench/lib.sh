@@ -1,0 +1,31 @@
+# shellcheck shell=sh
+# Helpers for bench scenarios, which run in the guest. A scenario prints its
+# results as one line "RESULT <json object>" and anything else as comments.
+. /sluice/guest/lib.sh
+
+# err_pct <target> <achieved>: 100 * |achieved - target| / target
+err_pct() {
+	awk -v t="$1" -v a="$2" 'BEGIN { d = a - t; if (d < 0) d = -d; printf "%.3f", 100 * d / t }'
+}
+
+# mean of the arguments
+mean() {
+	echo "$@" | awk '{ s = 0; for (i = 1; i <= NF; i++) s += $i; printf "%.1f", s / NF }'
+}
+
+# ratio <a> <b>: a / b
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", a / b }'
+}
+
+# max of the arguments
+max_of() {
+	echo "$@" | awk '{ m = $1; for (i = 2; i <= NF; i++) if ($i > m) m = $i; print m }'
+}
+
+# in_cgroup <cgroup dir> <command...>: run a command inside a cgroup v2 group
+in_cgroup() {
+	cg=$1
+	shift
+	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "$@"
+}

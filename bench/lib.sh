@@ -13,6 +13,11 @@ mean() {
 	echo "$@" | awk '{ s = 0; for (i = 1; i <= NF; i++) s += $i; printf "%.1f", s / NF }'
 }
 
+# median of the arguments
+median() {
+	echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 # ratio <a> <b>: a / b
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", a / b }'

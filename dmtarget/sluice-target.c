@@ -202,8 +202,11 @@ static void sluice_submit_list(struct bio_list *bl)
 {
 	struct bio *bio;
 
-	while ((bio = bio_list_pop(bl)))
+	while ((bio = bio_list_pop(bl))) {
 		dm_submit_bio_remap(bio, NULL);
+		/* lifting a limit can release tens of thousands at once */
+		cond_resched();
+	}
 }
 
 static void sluice_dispatch_fn(struct work_struct *w)

@@ -31,11 +31,14 @@ run_one() {
 	echo "sluice-test: begin $name" > /dev/kmsg
 	log=/tmp/test.log
 	cd /tmp || return
+	t0=$(cut -d' ' -f1 /proc/uptime)
 	timeout -s KILL "$limit" sh "$file" > "$log" 2>&1
 	rc=$?
+	t1=$(cut -d' ' -f1 /proc/uptime)
 	cd / || return
 	echo "sluice-test: end $name" > /dev/kmsg
 	sed "s|^|# $name: |" "$log"
+	echo "# $name: took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s"
 	found=$(dmesg | awk -v m="sluice-test: begin $name" 'index($0, m) { on = 1 } on' | dmesg_findings)
 	leftover=$(dmsetup ls 2>/dev/null | grep -v '^No devices found' | awk '{print $1}' | tr '\n' ' ')
 	if [ -n "$leftover" ]; then

@@ -19,6 +19,7 @@
 #include <linux/device-mapper.h>
 
 #include "sluice-core.h"
+#include "sluice-policy.h"
 
 #define DM_MSG_PREFIX "sluice"
 
@@ -70,6 +71,8 @@ struct sluice_c {
 	sector_t start;
 	struct sluice_vol *vol;
 	struct sl_config cfg;		/* under vol->lock once live */
+	struct sluice_policy_type *policy;	/* with pool= */
+	struct sluice_member *member;
 };
 
 /* Per-bio data. */
@@ -81,6 +84,9 @@ struct sluice_io {
 	u8 dir;
 	bool count_bytes;		/* data, not discard/write-zeroes */
 	bool wb;			/* counted in st.wb_bytes */
+	bool throttled;			/* counted in st.throttled */
+	bool pooled;			/* admitted to the pool: complete it */
+	struct sluice_c *pool_sc;	/* the table whose pool it goes to */
 };
 
 static LIST_HEAD(sluice_vols);
@@ -198,11 +204,29 @@ static void __sluice_release(struct sluice_vol *v, struct bio_list *out,
 	}
 }
 
-static void sluice_submit_list(struct bio_list *bl)
+static struct sluice_io *sluice_bio_io(struct bio *bio)
+{
+	return dm_per_bio_data(bio, sizeof(struct sluice_io));
+}
+
+/*
+ * Send released bios on, through their pool unless via_pool is false (a
+ * suspend must not wait for the pool's turn).
+ */
+static void sluice_submit_list(struct bio_list *bl, bool via_pool)
 {
 	struct bio *bio;
 
 	while ((bio = bio_list_pop(bl))) {
+		struct sluice_io *io = sluice_bio_io(bio);
+
+		if (via_pool && io->pool_sc) {
+			struct sluice_c *sc = io->pool_sc;
+
+			io->pooled = true;
+			if (!sc->policy->admit(sc->member, bio))
+				continue;
+		}
 		dm_submit_bio_remap(bio, NULL);
 		/* lifting a limit can release tens of thousands at once */
 		cond_resched();
@@ -217,7 +241,7 @@ static void sluice_dispatch_fn(struct work_struct *w)
 	spin_lock(&v->lock);
 	__sluice_release(v, &out, ktime_get_ns(), SLUICE_DUE);
 	spin_unlock(&v->lock);
-	sluice_submit_list(&out);
+	sluice_submit_list(&out, true);
 }
 
 static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begin)
@@ -283,10 +307,22 @@ static void sluice_install(struct sluice_vol *v, const struct sl_config *cfg)
 	spin_unlock(&v->lock);
 }
 
+static void sluice_member_params(struct sluice_member_params *mp,
+				 const struct sl_config *cfg)
+{
+	mp->weight = cfg->weight;
+	mp->reserve_iops = cfg->reserve_iops;
+	mp->reserve_bps = cfg->reserve_bps;
+}
+
 static void sluice_dtr(struct dm_target *ti)
 {
 	struct sluice_c *sc = ti->private;
 
+	if (sc->member)
+		sc->policy->detach(sc->member);
+	if (sc->policy)
+		sluice_policy_put(sc->policy);
 	if (sc->vol)
 		sluice_vol_put(sc->vol);
 	if (sc->dev)
@@ -353,9 +389,21 @@ static int sluice_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 	if (sc->cfg.pool[0]) {
-		ti->error = "pool: no weight policy module is available";
-		ret = -EINVAL;
-		goto bad;
+		struct sluice_member_params mp;
+
+		sc->policy = sluice_policy_get("weight");
+		if (!sc->policy) {
+			ti->error = "pool: no weight policy module is available";
+			ret = -EINVAL;
+			goto bad;
+		}
+		sluice_member_params(&mp, &sc->cfg);
+		sc->member = sc->policy->attach(sc->cfg.pool, &mp, &err);
+		if (!sc->member) {
+			ti->error = (char *)err;
+			ret = -ENOMEM;
+			goto bad;
+		}
 	}
 	ret = dm_get_device(ti, argv[0], dm_table_get_mode(ti->table), &sc->dev);
 	if (ret) {
@@ -394,6 +442,18 @@ static bool sluice_is_writeback(struct bio *bio)
 	return !PageAnon(page) && page_mapping(page);
 }
 
+/* A bio within its limits goes to its pool, if it has one, else on. */
+static int sluice_pass(struct sluice_c *sc, struct sluice_io *io,
+		       struct bio *bio)
+{
+	if (!sc->member)
+		return DM_MAPIO_REMAPPED;
+	io->pool_sc = sc;
+	io->pooled = true;
+	return sc->policy->admit(sc->member, bio) ? DM_MAPIO_REMAPPED :
+						    DM_MAPIO_SUBMITTED;
+}
+
 static int sluice_map(struct dm_target *ti, struct bio *bio)
 {
 	struct sluice_c *sc = ti->private;
@@ -403,6 +463,9 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 	u64 now, wait;
 	int d;
 
+	io->pooled = false;
+	io->throttled = false;
+	io->pool_sc = NULL;
 	bio_set_dev(bio, sc->dev->bdev);
 	if (bio_sectors(bio))
 		bio->bi_iter.bi_sector = sc->start +
@@ -429,11 +492,12 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 		atomic64_add(io->bytes, &v->st.wb_bytes);
 
 	if (!READ_ONCE(v->limited) && list_empty_careful(&v->queue[d]))
-		return DM_MAPIO_REMAPPED;
+		return sluice_pass(sc, io, bio);
 
 	spin_lock(&v->lock);
 	now = ktime_get_ns();
 	if (!v->may_hold) {
+		/* suspending: neither the limits nor the pool may hold it */
 		__sluice_charge(v, io, now);
 		spin_unlock(&v->lock);
 		return DM_MAPIO_REMAPPED;
@@ -443,10 +507,13 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 		if (!wait) {
 			__sluice_charge(v, io, now);
 			spin_unlock(&v->lock);
-			return DM_MAPIO_REMAPPED;
+			return sluice_pass(sc, io, bio);
 		}
 		__sluice_arm(v, now + wait);
 	}
+	if (sc->member)
+		io->pool_sc = sc;
+	io->throttled = true;
 	io->arrival_ns = now;
 	io->seq = v->seq++;
 	list_add_tail(&io->entry, &v->queue[d]);
@@ -462,6 +529,8 @@ static int sluice_end_io(struct dm_target *ti, struct bio *bio,
 	struct sluice_c *sc = ti->private;
 	struct sluice_io *io = dm_per_bio_data(bio, sizeof(struct sluice_io));
 
+	if (io->pooled)
+		sc->policy->complete(sc->member);
 	if (*error && *error != BLK_STS_DM_REQUEUE && bio_sectors(bio))
 		atomic64_inc(&sc->vol->st.errors[io->dir]);
 	return DM_ENDIO_DONE;
@@ -471,7 +540,8 @@ static int sluice_end_io(struct dm_target *ti, struct bio *bio,
 static void sluice_uncount(struct sluice_vol *v, struct sluice_io *io)
 {
 	atomic64_dec(&v->st.ios[io->dir]);
-	atomic64_dec(&v->st.throttled[io->dir]);
+	if (io->throttled)
+		atomic64_dec(&v->st.throttled[io->dir]);
 	if (io->count_bytes)
 		atomic64_sub(io->bytes, &v->st.bytes[io->dir]);
 	else
@@ -491,6 +561,7 @@ static void sluice_presuspend(struct dm_target *ti)
 	struct sluice_vol *v = sc->vol;
 	bool requeue = dm_noflush_suspending(ti);
 	struct bio_list out = BIO_EMPTY_LIST, back = BIO_EMPTY_LIST;
+	struct bio_list pooled = BIO_EMPTY_LIST;
 	struct bio *bio;
 
 	spin_lock(&v->lock);
@@ -499,20 +570,28 @@ static void sluice_presuspend(struct dm_target *ti)
 			 requeue ? SLUICE_RETURN : SLUICE_ALL);
 	spin_unlock(&v->lock);
 	hrtimer_cancel(&v->timer);
+	/* the worker may be admitting bios to the pool: let it finish first */
 	cancel_work_sync(&v->dispatch);
+	/* what the pool holds passed the limits before what they hold */
+	if (sc->member) {
+		sc->policy->drain(sc->member, &pooled);
+		bio_list_for_each(bio, &pooled)
+			sluice_bio_io(bio)->pooled = false;
+	}
+	bio_list_merge(&pooled, &out);
 
 	if (!requeue) {
-		sluice_submit_list(&out);
+		sluice_submit_list(&pooled, false);
 		return;
 	}
 	/*
 	 * dm puts each requeued bio at the head of its deferred list: hand
 	 * them back newest first so that they are submitted again in order.
 	 */
-	while ((bio = bio_list_pop(&out)))
+	while ((bio = bio_list_pop(&pooled)))
 		bio_list_add_head(&back, bio);
 	while ((bio = bio_list_pop(&back))) {
-		sluice_uncount(v, dm_per_bio_data(bio, sizeof(struct sluice_io)));
+		sluice_uncount(v, sluice_bio_io(bio));
 		bio->bi_status = BLK_STS_DM_REQUEUE;
 		bio_endio(bio);
 	}
@@ -577,6 +656,10 @@ static void sluice_status(struct dm_target *ti, status_type_t type,
 		nr_queued = v->nr_queued;
 		spin_unlock(&v->lock);
 		sluice_emit_info(&v->st, result, maxlen, nr_queued);
+		if (sc->member) {
+			sz = strlen(result);
+			sc->policy->status(sc->member, result, maxlen, &sz);
+		}
 		break;
 	case STATUSTYPE_TABLE:
 		spin_lock(&v->lock);
@@ -602,6 +685,7 @@ static void sluice_status(struct dm_target *ti, status_type_t type,
 /*
  * Messages:
  *   set <key=value> [...]   change limits live; all or nothing
+ *   pool depth=<n> cost=<iops|bytes>   pool parameters (weight module)
  *   reset_stats             zero the counters
  */
 static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
@@ -620,8 +704,15 @@ static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
 		sluice_stats_reset(&v->st);
 		return 0;
 	}
+	if (argc >= 1 && !strcasecmp(argv[0], "pool")) {
+		if (!sc->member) {
+			DMWARN("pool: this volume is in no pool");
+			return -EINVAL;
+		}
+		return sc->policy->message(sc->member, argc - 1, argv + 1);
+	}
 	if (argc < 1 || strcasecmp(argv[0], "set")) {
-		DMWARN("unknown message '%s' (want set or reset_stats)",
+		DMWARN("unknown message '%s' (want set, pool or reset_stats)",
 		       argc ? argv[0] : "");
 		return -EINVAL;
 	}
@@ -641,6 +732,12 @@ static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
 	sc->cfg = cfg;
 	spin_unlock(&v->lock);
 	sluice_install(v, &cfg);
+	if (sc->member) {
+		struct sluice_member_params mp;
+
+		sluice_member_params(&mp, &cfg);
+		sc->policy->set(sc->member, &mp);
+	}
 	/* new limits may release held bios now, or later than armed */
 	queue_work(sluice_wq, &v->dispatch);
 	return 0;

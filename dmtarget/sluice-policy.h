@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The interface between the sluice target and a pool policy module.
+ *
+ * A table with pool=<name> makes the target look up the policy type (loading
+ * dm-sluice-<type> on demand, as dm-cache does its policies) and attach the
+ * table to the pool of that name as a member. Bios that pass the member's
+ * own limits are then admitted to the pool, which either lets them go at once
+ * or holds them and sends them itself, with dm_submit_bio_remap(), when the
+ * device has room. Each attached member holds a reference on the policy's
+ * module, so it cannot be unloaded while a pool uses it.
+ *
+ * Bios given to the policy are already remapped to the device below.
+ * admit() and drain() run in process context; complete() may run in
+ * interrupt context. A member's queue is empty when it is detached: the
+ * target drains it on every presuspend.
+ */
+#ifndef DM_SLUICE_POLICY_H
+#define DM_SLUICE_POLICY_H
+
+#include <linux/list.h>
+#include <linux/bio.h>
+
+struct module;
+struct sluice_member;
+
+struct sluice_member_params {
+	u32 weight;
+	u64 reserve_iops;
+	u64 reserve_bps;
+};
+
+struct sluice_policy_type {
+	struct list_head list;
+	const char *name;
+	unsigned int version[3];
+	struct module *owner;
+
+	/* Join the pool called name, creating it if need be. May sleep. */
+	struct sluice_member *(*attach)(const char *pool,
+					const struct sluice_member_params *p,
+					const char **error);
+	void (*detach)(struct sluice_member *m);
+	void (*set)(struct sluice_member *m, const struct sluice_member_params *p);
+	/* true: send the bio now, it is counted in flight; false: held. */
+	bool (*admit)(struct sluice_member *m, struct bio *bio);
+	/* A bio admitted (sent now or later) has completed. */
+	void (*complete)(struct sluice_member *m);
+	/* Take back every bio the member holds, oldest first, not in flight. */
+	void (*drain)(struct sluice_member *m, struct bio_list *out);
+	/* A "pool ..." message; 0 or -EINVAL with nothing changed. */
+	int (*message)(struct sluice_member *m, unsigned int argc, char **argv);
+	/* Append " key=value" counters to a status line. */
+	void (*status)(struct sluice_member *m, char *result, unsigned int maxlen,
+		       unsigned int *sz);
+};
+
+int sluice_policy_register(struct sluice_policy_type *type);
+void sluice_policy_unregister(struct sluice_policy_type *type);
+
+/* For the target: find a type and take its module, loading it if needed. */
+struct sluice_policy_type *sluice_policy_get(const char *name);
+void sluice_policy_put(struct sluice_policy_type *type);
+
+#endif

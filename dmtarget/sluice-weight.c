@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-sluice-weight: the pool policy of the sluice target. The volumes whose
+ * tables name one pool share a dispatcher that keeps at most `depth` bios in
+ * flight to their device; above that, the next bio is chosen by reservation
+ * tags, then by weight (start-time fair queueing), see sluice-sched.h.
+ *
+ * The pool is named, not found by device: each volume usually sits on its
+ * own linear map of the pool's disk.
+ */
+#include <linux/module.h>
+#include <linux/init.h>
+#include <linux/bio.h>
+#include <linux/slab.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/workqueue.h>
+#include <linux/ktime.h>
+#include <linux/device-mapper.h>
+
+#include "sluice-sched.h"
+#include "sluice-policy.h"
+
+#define DM_MSG_PREFIX "sluice-weight"
+
+#define POOL_DEPTH_DEFAULT 32
+#define POOL_DEPTH_MAX 4096
+
+struct sluice_pool {
+	struct list_head list;		/* in sluice_pools */
+	char name[SL_LABEL_MAX + 1];
+	unsigned int nr_members;	/* under sluice_pools_lock */
+	struct work_struct dispatch;
+
+	spinlock_t lock;		/* protects everything below */
+	struct sl_sched s;
+	struct sl_heap_node **wv, **rv;
+	u32 cap;
+	unsigned int depth, inflight;
+};
+
+struct sluice_member {
+	struct sluice_pool *pool;
+	struct sl_sched_client c;	/* under pool->lock */
+	struct bio_list queue;
+	unsigned int nr_queued;
+	u64 sent, by_reservation;
+};
+
+static LIST_HEAD(sluice_pools);
+static DEFINE_MUTEX(sluice_pools_lock);
+static struct workqueue_struct *weight_wq;
+
+static u64 bio_cost_bytes(struct bio *bio)
+{
+	enum req_op op = bio_op(bio);
+
+	if (op == REQ_OP_DISCARD || op == REQ_OP_WRITE_ZEROES ||
+	    op == REQ_OP_SECURE_ERASE)
+		return 0;
+	return bio->bi_iter.bi_size;
+}
+
+/* Send the head bio of m's queue, as the scheduler chose it. */
+static struct bio *__pool_take(struct sluice_pool *p, struct sluice_member *m,
+			       bool by_res, u64 now)
+{
+	struct bio *bio = bio_list_pop(&m->queue);
+	u64 bytes = bio_cost_bytes(bio);
+
+	m->nr_queued--;
+	sl_sched_sent(&p->s, &m->c, by_res, sl_sched_cost(&p->s, bytes), bytes,
+		      m->nr_queued > 0, now);
+	m->sent++;
+	if (by_res)
+		m->by_reservation++;
+	p->inflight++;
+	return bio;
+}
+
+static void pool_dispatch_fn(struct work_struct *w)
+{
+	struct sluice_pool *p = container_of(w, struct sluice_pool, dispatch);
+	struct bio_list out = BIO_EMPTY_LIST;
+	struct bio *bio;
+	unsigned long flags;
+	u64 now = ktime_get_ns();
+
+	spin_lock_irqsave(&p->lock, flags);
+	while (p->inflight < p->depth) {
+		bool by_res;
+		struct sl_sched_client *c = sl_sched_pick(&p->s, now, &by_res);
+
+		if (!c)
+			break;
+		bio = __pool_take(p, container_of(c, struct sluice_member, c),
+				  by_res, now);
+		bio_list_add(&out, bio);
+	}
+	spin_unlock_irqrestore(&p->lock, flags);
+	while ((bio = bio_list_pop(&out))) {
+		dm_submit_bio_remap(bio, NULL);
+		cond_resched();
+	}
+}
+
+static struct sluice_pool *pool_find(const char *name)
+{
+	struct sluice_pool *p;
+
+	list_for_each_entry(p, &sluice_pools, list)
+		if (!strcmp(p->name, name))
+			return p;
+	return NULL;
+}
+
+/* Make room in the heaps for one more member; under sluice_pools_lock. */
+static int pool_grow(struct sluice_pool *p)
+{
+	struct sl_heap_node **wv, **rv, **oldw, **oldr;
+	u32 cap;
+
+	if (p->nr_members < p->cap)
+		return 0;
+	cap = p->cap ? 2 * p->cap : 8;
+	wv = kvcalloc(cap, sizeof(*wv), GFP_KERNEL);
+	rv = kvcalloc(cap, sizeof(*rv), GFP_KERNEL);
+	if (!wv || !rv) {
+		kvfree(wv);
+		kvfree(rv);
+		return -ENOMEM;
+	}
+	spin_lock_irq(&p->lock);
+	oldw = p->wv;
+	oldr = p->rv;
+	sl_sched_move(&p->s, wv, rv, cap);
+	p->wv = wv;
+	p->rv = rv;
+	p->cap = cap;
+	spin_unlock_irq(&p->lock);
+	kvfree(oldw);
+	kvfree(oldr);
+	return 0;
+}
+
+static struct sluice_member *weight_attach(const char *name,
+					   const struct sluice_member_params *mp,
+					   const char **error)
+{
+	struct sluice_member *m;
+	struct sluice_pool *p;
+	bool created = false;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m) {
+		*error = "pool: cannot allocate member";
+		return NULL;
+	}
+	bio_list_init(&m->queue);
+	sl_sched_client_init(&m->c, mp->weight, mp->reserve_iops, mp->reserve_bps);
+
+	mutex_lock(&sluice_pools_lock);
+	p = pool_find(name);
+	if (!p) {
+		p = kzalloc(sizeof(*p), GFP_KERNEL);
+		if (!p)
+			goto nomem;
+		strscpy(p->name, name, sizeof(p->name));
+		spin_lock_init(&p->lock);
+		INIT_WORK(&p->dispatch, pool_dispatch_fn);
+		sl_sched_init(&p->s, NULL, NULL, 0);
+		p->depth = POOL_DEPTH_DEFAULT;
+		created = true;
+	}
+	if (pool_grow(p)) {
+		if (created)
+			kfree(p);
+		goto nomem;
+	}
+	if (created)
+		list_add(&p->list, &sluice_pools);
+	p->nr_members++;
+	m->pool = p;
+	mutex_unlock(&sluice_pools_lock);
+	return m;
+
+nomem:
+	mutex_unlock(&sluice_pools_lock);
+	kfree(m);
+	*error = "pool: cannot allocate pool";
+	return NULL;
+}
+
+static void weight_detach(struct sluice_member *m)
+{
+	struct sluice_pool *p = m->pool;
+
+	mutex_lock(&sluice_pools_lock);
+	spin_lock_irq(&p->lock);
+	/* the target drained the queue on presuspend */
+	WARN_ON_ONCE(m->nr_queued);
+	sl_sched_deactivate(&p->s, &m->c);
+	spin_unlock_irq(&p->lock);
+	if (--p->nr_members) {
+		mutex_unlock(&sluice_pools_lock);
+		kfree(m);
+		return;
+	}
+	list_del(&p->list);
+	mutex_unlock(&sluice_pools_lock);
+	cancel_work_sync(&p->dispatch);
+	WARN_ON_ONCE(p->inflight);
+	kvfree(p->wv);
+	kvfree(p->rv);
+	kfree(p);
+	kfree(m);
+}
+
+static void weight_set(struct sluice_member *m,
+		       const struct sluice_member_params *mp)
+{
+	struct sluice_pool *p = m->pool;
+
+	spin_lock_irq(&p->lock);
+	sl_sched_client_set(&p->s, &m->c, mp->weight, mp->reserve_iops,
+			    mp->reserve_bps, ktime_get_ns());
+	spin_unlock_irq(&p->lock);
+}
+
+static bool weight_admit(struct sluice_member *m, struct bio *bio)
+{
+	struct sluice_pool *p = m->pool;
+	u64 now = ktime_get_ns(), bytes;
+	unsigned long flags;
+	bool kick;
+
+	/* map may be called with interrupts off: keep their state */
+	spin_lock_irqsave(&p->lock, flags);
+	/* room, and nobody waiting: send it, keeping the tags in step */
+	if (p->inflight < p->depth && !sl_heap_top(&p->s.w)) {
+		bytes = bio_cost_bytes(bio);
+		sl_sched_activate(&p->s, &m->c, now);
+		sl_sched_sent(&p->s, &m->c, false, sl_sched_cost(&p->s, bytes),
+			      bytes, false, now);
+		m->sent++;
+		p->inflight++;
+		spin_unlock_irqrestore(&p->lock, flags);
+		return true;
+	}
+	bio_list_add(&m->queue, bio);
+	if (!m->nr_queued++)
+		sl_sched_activate(&p->s, &m->c, now);
+	kick = p->inflight < p->depth;
+	spin_unlock_irqrestore(&p->lock, flags);
+	if (kick)
+		queue_work(weight_wq, &p->dispatch);
+	return false;
+}
+
+static void weight_complete(struct sluice_member *m)
+{
+	struct sluice_pool *p = m->pool;
+	unsigned long flags;
+	bool kick;
+
+	spin_lock_irqsave(&p->lock, flags);
+	p->inflight--;
+	kick = sl_heap_top(&p->s.w) != NULL;
+	spin_unlock_irqrestore(&p->lock, flags);
+	if (kick)
+		queue_work(weight_wq, &p->dispatch);
+}
+
+static void weight_drain(struct sluice_member *m, struct bio_list *out)
+{
+	struct sluice_pool *p = m->pool;
+
+	spin_lock_irq(&p->lock);
+	bio_list_merge(out, &m->queue);
+	bio_list_init(&m->queue);
+	m->nr_queued = 0;
+	sl_sched_deactivate(&p->s, &m->c);
+	spin_unlock_irq(&p->lock);
+}
+
+/*
+ * pool depth=<1..4096> cost=<iops|bytes>: all or nothing, for the whole
+ * pool, from any member.
+ */
+static int weight_message(struct sluice_member *m, unsigned int argc,
+			  char **argv)
+{
+	struct sluice_pool *p = m->pool;
+	unsigned int depth = 0, i;
+	int cost = -1;
+
+	if (!argc) {
+		DMWARN("pool: needs depth=<n> or cost=<iops|bytes>");
+		return -EINVAL;
+	}
+	for (i = 0; i < argc; i++) {
+		if (!strncmp(argv[i], "depth=", 6)) {
+			if (kstrtouint(argv[i] + 6, 10, &depth) || !depth ||
+			    depth > POOL_DEPTH_MAX) {
+				DMWARN("pool: depth must be 1..%u", POOL_DEPTH_MAX);
+				return -EINVAL;
+			}
+		} else if (!strcmp(argv[i], "cost=iops")) {
+			cost = SL_COST_IOPS;
+		} else if (!strcmp(argv[i], "cost=bytes")) {
+			cost = SL_COST_BYTES;
+		} else {
+			DMWARN("pool: unknown argument '%s'", argv[i]);
+			return -EINVAL;
+		}
+	}
+	spin_lock_irq(&p->lock);
+	if (depth)
+		p->depth = depth;
+	if (cost >= 0)
+		p->s.cost_model = cost;
+	spin_unlock_irq(&p->lock);
+	/* a deeper pool may send held bios now */
+	queue_work(weight_wq, &p->dispatch);
+	return 0;
+}
+
+static void weight_status(struct sluice_member *m, char *result,
+			  unsigned int maxlen, unsigned int *szp)
+{
+	struct sluice_pool *p = m->pool;
+	unsigned int sz = *szp, queued, inflight, depth;
+	u64 sent, by_res;
+	int cost;
+
+	spin_lock_irq(&p->lock);
+	queued = m->nr_queued;
+	sent = m->sent;
+	by_res = m->by_reservation;
+	inflight = p->inflight;
+	depth = p->depth;
+	cost = p->s.cost_model;
+	spin_unlock_irq(&p->lock);
+	DMEMIT(" pool_queued=%u pool_sent=%llu pool_by_reservation=%llu",
+	       queued, sent, by_res);
+	DMEMIT(" pool_inflight=%u pool_depth=%u pool_cost=%s", inflight, depth,
+	       cost == SL_COST_BYTES ? "bytes" : "iops");
+	*szp = sz;
+}
+
+static struct sluice_policy_type weight_policy = {
+	.name = "weight",
+	.version = {1, 0, 0},
+	.owner = THIS_MODULE,
+	.attach = weight_attach,
+	.detach = weight_detach,
+	.set = weight_set,
+	.admit = weight_admit,
+	.complete = weight_complete,
+	.drain = weight_drain,
+	.message = weight_message,
+	.status = weight_status,
+};
+
+static int __init dm_sluice_weight_init(void)
+{
+	int r;
+
+	weight_wq = alloc_workqueue("kdmsluice-weight",
+				    WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	if (!weight_wq)
+		return -ENOMEM;
+	r = sluice_policy_register(&weight_policy);
+	if (r)
+		destroy_workqueue(weight_wq);
+	return r;
+}
+
+static void __exit dm_sluice_weight_exit(void)
+{
+	sluice_policy_unregister(&weight_policy);
+	destroy_workqueue(weight_wq);
+}
+
+module_init(dm_sluice_weight_init);
+module_exit(dm_sluice_weight_exit);
+
+MODULE_DESCRIPTION(DM_NAME " sluice weight policy: shares and reservations in a pool");
+MODULE_AUTHOR("The sluice developers");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The pool scheduler's heap and tags, case by case. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+#include "../../dmtarget/sluice-sched.h"
+
+#define MS 1000000ULL
+
+static u64 seed = 88172645463325252ULL;
+
+static u64 rnd(void)
+{
+	seed ^= seed << 13;
+	seed ^= seed >> 7;
+	seed ^= seed << 17;
+	return seed;
+}
+
+/* Random pushes, removes and key changes; the top is always the minimum. */
+static void heap_matches_linear_scan(void)
+{
+	enum { N = 500 };
+	static struct sl_heap_node nodes[N], *v[N];
+	struct sl_heap h = { .v = v, .cap = N };
+	int i, step;
+
+	for (i = 0; i < N; i++)
+		nodes[i].idx = U32_MAX;
+	for (step = 0; step < 200000; step++) {
+		struct sl_heap_node *n = &nodes[rnd() % N], *min = NULL;
+
+		switch (rnd() % 3) {
+		case 0:
+			if (!sl_heap_in(n)) {
+				/* keys near the wrap point, within 2^62 of each other */
+				n->key = U64_MAX - (1ULL << 40) + (rnd() % (1ULL << 41));
+				sl_heap_push(&h, n);
+			}
+			break;
+		case 1:
+			sl_heap_remove(&h, n);
+			break;
+		default:
+			if (sl_heap_in(n)) {
+				n->key += (rnd() % (1ULL << 30)) - (1ULL << 29);
+				sl_heap_update(&h, n);
+			}
+		}
+		for (i = 0; i < N; i++)
+			if (sl_heap_in(&nodes[i]) &&
+			    (!min || (long long)(nodes[i].key - min->key) < 0))
+				min = &nodes[i];
+		CHECK(sl_heap_top(&h) == NULL ? min == NULL :
+		      sl_heap_top(&h)->key == min->key);
+		CHECK(h.nr <= N);
+	}
+}
+
+struct pool {
+	struct sl_sched s;
+	struct sl_heap_node *w[8], *r[8];
+	struct sl_sched_client c[8];
+};
+
+static void pool_init(struct pool *p, int n, const u32 *weights)
+{
+	int i;
+
+	memset(p, 0, sizeof(*p));
+	sl_sched_init(&p->s, p->w, p->r, 8);
+	for (i = 0; i < n; i++)
+		sl_sched_client_init(&p->c[i], weights[i], 0, 0);
+}
+
+/* Send n bios from whoever is picked; count per client. */
+static void run(struct pool *p, int n, u64 *now, u64 step, unsigned int *count,
+		const bool *backlogged)
+{
+	int k;
+
+	for (k = 0; k < n; k++) {
+		bool by_res;
+		struct sl_sched_client *c = sl_sched_pick(&p->s, *now, &by_res);
+
+		if (!c)
+			return;
+		count[c - p->c]++;
+		sl_sched_sent(&p->s, c, by_res, SL_COST_IO, 4096,
+			      backlogged[c - p->c], *now);
+		*now += step;
+	}
+}
+
+/* Weights 1:2:4 give exactly 1:2:4 over whole rounds. */
+static void weights_share_exactly(void)
+{
+	static const u32 w[] = { 100, 200, 400 };
+	static const bool all[] = { true, true, true };
+	struct pool p;
+	unsigned int count[3] = { 0 };
+	u64 now = 0;
+	int i;
+
+	pool_init(&p, 3, w);
+	for (i = 0; i < 3; i++)
+		sl_sched_activate(&p.s, &p.c[i], now);
+	run(&p, 7000, &now, MS, count, all);
+	CHECK(count[0] >= 999 && count[0] <= 1001);
+	CHECK(count[1] >= 1999 && count[1] <= 2001);
+	CHECK(count[2] >= 3999 && count[2] <= 4001);
+}
+
+/*
+ * A volume idle while the other ran returns at the current virtual time:
+ * it shares from then on, it does not get back what it did not use.
+ */
+static void idle_brings_no_credit(void)
+{
+	static const u32 w[] = { 100, 100 };
+	static const bool all[] = { true, true };
+	struct pool p;
+	unsigned int count[2] = { 0 };
+	u64 now = 0;
+
+	pool_init(&p, 2, w);
+	sl_sched_activate(&p.s, &p.c[0], now);
+	run(&p, 1000, &now, MS, count, all);
+	CHECK_EQ_U64(count[0], 1000);
+	sl_sched_activate(&p.s, &p.c[1], now);
+	memset(count, 0, sizeof(count));
+	run(&p, 100, &now, MS, count, all);
+	CHECK(count[1] >= 49 && count[1] <= 51);
+}
+
+/*
+ * A weight-1 volume with reserve_iops=100 beside a weight-1000 one gets its
+ * 100 IO/s when the device does 1000 IO/s, and not more.
+ */
+static void reservation_is_met_and_not_exceeded(void)
+{
+	static const u32 w[] = { 1, 1000 };
+	static const bool all[] = { true, true };
+	struct pool p;
+	unsigned int count[2] = { 0 };
+	u64 now = 0;
+
+	pool_init(&p, 2, w);
+	sl_sched_client_set(&p.s, &p.c[0], 1, 100, 0, now);
+	sl_sched_activate(&p.s, &p.c[0], now);
+	sl_sched_activate(&p.s, &p.c[1], now);
+	run(&p, 10000, &now, MS, count, all);	/* 10 s at 1000 IO/s */
+	CHECK(count[0] >= 995 && count[0] <= 1010);
+	CHECK(p.s.by_reservation > 900);
+}
+
+/* Reservations bring no credit from idle either. */
+static void reservation_after_idle_no_burst(void)
+{
+	static const u32 w[] = { 1, 1000 };
+	static const bool all[] = { true, true };
+	struct pool p;
+	unsigned int count[2] = { 0 };
+	u64 now = 0;
+
+	pool_init(&p, 2, w);
+	sl_sched_client_set(&p.s, &p.c[0], 1, 100, 0, now);
+	sl_sched_activate(&p.s, &p.c[1], now);
+	run(&p, 5000, &now, MS, count, all);	/* c0 idle for 5 s */
+	sl_sched_activate(&p.s, &p.c[0], now);
+	memset(count, 0, sizeof(count));
+	run(&p, 100, &now, MS, count, all);	/* the next 100 ms */
+	CHECK(count[0] <= 11);
+}
+
+/* Changing a weight while backlogged takes effect on the next bios. */
+static void live_weight_change(void)
+{
+	static const u32 w[] = { 100, 100 };
+	static const bool all[] = { true, true };
+	struct pool p;
+	unsigned int count[2] = { 0 };
+	u64 now = 0;
+
+	pool_init(&p, 2, w);
+	sl_sched_activate(&p.s, &p.c[0], now);
+	sl_sched_activate(&p.s, &p.c[1], now);
+	run(&p, 1000, &now, MS, count, all);
+	CHECK(count[0] >= 499 && count[0] <= 501);
+	sl_sched_client_set(&p.s, &p.c[0], 300, 0, 0, now);
+	memset(count, 0, sizeof(count));
+	run(&p, 4000, &now, MS, count, all);
+	CHECK(count[0] >= 2995 && count[0] <= 3005);
+}
+
+/* A volume that empties leaves both heaps; pick then finds the others. */
+static void deactivate_leaves_heaps(void)
+{
+	static const u32 w[] = { 100, 100 };
+	static const bool one_empties[] = { false, true };
+	struct pool p;
+	unsigned int count[2] = { 0 };
+	u64 now = 0;
+	bool by_res;
+
+	pool_init(&p, 2, w);
+	sl_sched_client_set(&p.s, &p.c[0], 100, 10, 0, now);
+	sl_sched_activate(&p.s, &p.c[0], now);
+	sl_sched_activate(&p.s, &p.c[1], now);
+	run(&p, 10, &now, MS, count, one_empties);
+	CHECK_EQ_U64(count[0], 1);
+	CHECK_EQ_U64(count[1], 9);
+	CHECK(!p.c[0].backlogged);
+	CHECK(!sl_heap_in(&p.c[0].wnode) && !sl_heap_in(&p.c[0].rnode));
+	CHECK(sl_sched_pick(&p.s, now, &by_res) == &p.c[1]);
+	sl_sched_deactivate(&p.s, &p.c[1]);
+	CHECK(sl_sched_pick(&p.s, now, &by_res) == NULL);
+}
+
+/* Cost: every bio the same in the iops model, bytes (capped) in the other. */
+static void cost_models(void)
+{
+	struct sl_sched s;
+
+	sl_sched_init(&s, NULL, NULL, 0);
+	CHECK_EQ_U64(sl_sched_cost(&s, 65536), SL_COST_IO);
+	s.cost_model = SL_COST_BYTES;
+	CHECK_EQ_U64(sl_sched_cost(&s, 65536), 65536);
+	CHECK_EQ_U64(sl_sched_cost(&s, 0), SL_COST_IO);
+	CHECK_EQ_U64(sl_sched_cost(&s, 1ULL << 40), SL_COST_MAX);
+}
+
+static const struct unit_test tests[] = {
+	UNIT_TEST(heap_matches_linear_scan),
+	UNIT_TEST(weights_share_exactly),
+	UNIT_TEST(idle_brings_no_credit),
+	UNIT_TEST(reservation_is_met_and_not_exceeded),
+	UNIT_TEST(reservation_after_idle_no_burst),
+	UNIT_TEST(live_weight_change),
+	UNIT_TEST(deactivate_leaves_heaps),
+	UNIT_TEST(cost_models),
+};
+
+UNIT_MAIN("sched", tests)

@@ -1,7 +1,9 @@
 #!/bin/sh
-# make bench B=<scenario>[,...]|all: boot the guest once, run the scenarios
-# side by side in it, merge each scenario's results into
-# bench/out/results.json and rewrite bench/out/results.md.
+# make bench B=<scenario>[,...]|all: boot the guest and run the scenarios in
+# it, one boot for all that need no special machine, one boot per distinct
+# "# qemu: <args>" line in a scenario's header otherwise (e.g. instruction
+# counting); merge each scenario's results into bench/out/results.json and
+# rewrite bench/out/results.md.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -9,10 +11,36 @@ sel=${1:-all}
 out=$here/out
 mkdir -p "$out"
 log=$out/bench.log
-"$root/tests/vm/run.sh" -m bench -t "$sel" -T 3000 -o "$out/vm" | tee "$log" || {
-	echo "bench: a scenario failed; guest output in $out/vm/results.log" >&2
-	exit 1
-}
+: > "$log"
+
+names=""
+for f in "$here"/scenarios/*; do
+	n=$(basename "$f")
+	case ",$sel," in *",$n,"* | ",all,") names="$names $n" ;; esac
+done
+[ -n "$names" ] || { echo "bench: no scenario matches '$sel'" >&2; exit 1; }
+
+# the distinct qemu argument lists, "" first
+groups=$(for n in $names; do sed -n 's/^# qemu: *//p' "$here/scenarios/$n" | head -n 1; echo; done |
+	sort -u)
+rc=0
+printf '%s\n' "$groups" | while IFS= read -r extra; do
+	list=""
+	for n in $names; do
+		e=$(sed -n 's/^# qemu: *//p' "$here/scenarios/$n" | head -n 1)
+		[ "$e" = "$extra" ] && list="$list${list:+,}$n"
+	done
+	[ -n "$list" ] || continue
+	echo "# bench boot: $list${extra:+ (qemu $extra)}"
+	"$root/tests/vm/run.sh" -m bench -t "$list" -T 3000 -o "$out/vm" -Q "$extra" | tee -a "$log" || {
+		echo "bench: a scenario failed; guest output in $out/vm/results.log" >&2
+		echo failed > "$out/failed"
+	}
+done
+if [ -e "$out/failed" ]; then
+	rm -f "$out/failed"
+	rc=1
+fi
 json=$out/results.json
 [ -s "$json" ] || echo '{}' > "$json"
 sed -n 's/^BENCH \([a-z_]*\) \(.*\)$/\1 \2/p' "$log" | while read -r name obj; do
@@ -22,3 +50,4 @@ sed -n 's/^BENCH \([a-z_]*\) \(.*\)$/\1 \2/p' "$log" | while read -r name obj; d
 done
 "$here/report.sh" "$json" > "$out/results.md"
 cat "$out/results.md"
+exit $rc

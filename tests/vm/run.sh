@@ -1,27 +1,29 @@
 #!/bin/sh
 # Boot the test guest and run guest tests in it.
-# Usage: run.sh [-t tests] [-T timeout_s] [-m shell|test] [-o outdir]
+# Usage: run.sh [-t tests] [-T timeout_s] [-m shell|test|bench] [-o outdir]
+#               [-M mem_mib] [-Q "extra qemu arguments"]
 # Prints one line per test (ok/not ok), writes <outdir>/vm.counts with
 # "passed failed skipped", keeps the whole console under <outdir>, and exits
 # non-zero on any failure, hang, panic or timeout.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-tests=all timeout=900 mode=test out=$here/out mem=2048
-while getopts t:T:m:o:M: opt; do
+tests=all timeout=900 mode=test out=$here/out mem=2048 qemu_extra=""
+while getopts t:T:m:o:M:Q: opt; do
 	case $opt in
 	t) tests=$OPTARG ;;
 	T) timeout=$OPTARG ;;
 	m) mode=$OPTARG ;;
 	o) out=$OPTARG ;;
 	M) mem=$OPTARG ;;
+	Q) qemu_extra=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
 kver=$("$root/mk/kver.sh")
 mkdir -p "$out"
 
-base=$out/base-$kver.cpio
+base=${SLUICE_BASE_CPIO:-$out/base-$kver.cpio}
 if [ ! -s "$base" ] || [ "$here/mkinitramfs.sh" -nt "$base" ]; then
 	"$here/mkinitramfs.sh" base "$kver" "$base"
 fi
@@ -31,6 +33,8 @@ cat "$base" "$out/overlay.cpio" > "$out/initrd.cpio"
 append="console=ttyS0 log_buf_len=8M panic=-1 sluice.mode=$mode sluice.tests=$tests"
 set -- qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 2 -m "$mem" \
 	-kernel "/boot/vmlinuz-$kver" -initrd "$out/initrd.cpio" -no-reboot
+# shellcheck disable=SC2086
+[ -z "$qemu_extra" ] || set -- "$@" $qemu_extra
 
 if [ "$mode" = shell ]; then
 	exec "$@" -nographic -serial mon:stdio -serial null -append "$append"

@@ -10,11 +10,12 @@ VM_OUT := $(ROOT)/tests/vm/out
 T ?= all
 B ?= all
 
-.PHONY: all deps modules test test-unit unit-build test-lint test-vm run bench fuzz clean
+.PHONY: all deps modules agent test test-unit unit-build test-lint test-vm run bench fuzz clean
 
-all: deps modules unit-build
+all: deps modules agent unit-build
 
 include tests/unit/unit.mk
+include agent/agent.mk
 
 deps:
 	@$(ROOT)/mk/deps.sh
@@ -35,17 +36,23 @@ test-lint: deps
 	@mkdir -p $(BUILD)
 	@$(ROOT)/mk/lint.sh $(BUILD)/lint.counts
 
-# T=<name or group>[,...] runs a subset, e.g. T=target/003 or T=target.
-test-vm: modules
+# T=<name or group>[,...] runs a subset, e.g. T=target/003 or T=target;
+# J guests at once, one CPU each (J=1: one guest with two CPUs).
+J ?= 2
+test-vm: modules agent
+ifeq ($(J),1)
 	@$(ROOT)/tests/vm/run.sh -t $(T) -o $(VM_OUT)
+else
+	@$(ROOT)/tests/vm/run-shards.sh -j $(J) -t $(T) -o $(VM_OUT)
+endif
 
 # Until the appliance image exists: the development guest with the modules
 # loaded and a shell on the console.
-run: modules
+run: modules agent
 	@$(ROOT)/tests/vm/run.sh -m shell -o $(VM_OUT)
 
 # B=<scenario>[,...] runs some (see ../shared/BENCH.md); results in bench/out/.
-bench: modules
+bench: modules agent
 	@$(ROOT)/bench/run.sh $(B)
 
 clean:

@@ -312,7 +312,8 @@ static void sl_put_u64(struct sl_out *o, u64 v)
 	sl_put(o, tmp + i);
 }
 
-int sl_config_format(const struct sl_config *cfg, char *buf, size_t len)
+static int sl_format(const struct sl_config *cfg, char *buf, size_t len,
+		     bool for_set)
 {
 	struct sl_out o = { buf, len, 0, false };
 	unsigned int k;
@@ -326,6 +327,8 @@ int sl_config_format(const struct sl_config *cfg, char *buf, size_t len)
 		const char *base = (const char *)cfg + key->off;
 		u64 v;
 
+		if (for_set && key->table_only)
+			continue;
 		if (key->type == SL_K_LABEL) {
 			if (!base[0])
 				continue;
@@ -334,11 +337,13 @@ int sl_config_format(const struct sl_config *cfg, char *buf, size_t len)
 				v = *(const u32 *)base;
 			else
 				v = *(const u64 *)base;
-			if (key->type == SL_K_BURST && v == 1)
+			if (for_set)
+				;	/* every value, so that the set leaves no old one */
+			else if (key->type == SL_K_BURST && v == 1)
 				continue;
-			if (key->type == SL_K_WEIGHT && v == SL_WEIGHT_DEFAULT)
+			else if (key->type == SL_K_WEIGHT && v == SL_WEIGHT_DEFAULT)
 				continue;
-			if (!v)
+			else if (!v)
 				continue;
 		}
 		if (words++)
@@ -351,6 +356,16 @@ int sl_config_format(const struct sl_config *cfg, char *buf, size_t len)
 			sl_put_u64(&o, v);
 	}
 	return o.overflow ? -1 : words;
+}
+
+int sl_config_format(const struct sl_config *cfg, char *buf, size_t len)
+{
+	return sl_format(cfg, buf, len, false);
+}
+
+int sl_config_format_set(const struct sl_config *cfg, char *buf, size_t len)
+{
+	return sl_format(cfg, buf, len, true);
 }
 
 /* Arithmetic */

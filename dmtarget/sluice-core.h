@@ -92,6 +92,13 @@ bool sl_config_limited(const struct sl_config *cfg);
 int sl_config_format(const struct sl_config *cfg, char *buf, size_t len);
 
 /*
+ * The arguments of a "set" message that makes a volume's config equal to
+ * *cfg whatever it was: every key a set may change, zeros and defaults
+ * included (labels only when set: a label cannot be cleared by set).
+ */
+int sl_config_format_set(const struct sl_config *cfg, char *buf, size_t len);
+
+/*
  * Throttling as virtual time (GCRA). Each bucket keeps the time at which it
  * would be empty ("tat"). Charging an IO of cost c pushes tat by c/rate. The
  * bucket holds up to tau nanoseconds of work, so an IO may start when

@@ -240,7 +240,44 @@ static void longest_config_fits_format_max(void)
 	CHECK(strncmp(c, "rbps=", 5) == 0);
 }
 
+/*
+ * A set built by sl_config_format_set() from a wanted config turns any
+ * other valid config of the same pool into exactly the wanted one.
+ */
+static void format_set_reaches_the_wanted_config(void)
+{
+	static const char *const from[] = {
+		"bps=100", "rbps=1 wbps=2 riops=3 wiops=4 rbps_max=10 burst_s=5",
+		"iops=7 iops_size=4096 tenant=x", "pool=p weight=9 reserve_iops=3 iops=10 tenant=y",
+	};
+	static const char *const want[] = {
+		"", "rbps=50 wbps=60", "iops=100 iops_max=1000 burst_s=3 iops_size=512 tenant=x",
+		"pool=p reserve_bps=5 tenant=y",
+	};
+	unsigned int i, j;
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		for (j = 0; j < sizeof(from) / sizeof(from[0]); j++) {
+			struct sl_config w, c;
+			char set[SL_FORMAT_MAX], a[SL_FORMAT_MAX], b[SL_FORMAT_MAX];
+			const char *err;
+
+			sl_config_init(&w);
+			sl_config_init(&c);
+			CHECK(parse(&w, SL_PARSE_TABLE, want[i], &err) == 0);
+			CHECK(parse(&c, SL_PARSE_TABLE, from[j], &err) == 0);
+			if (strcmp(w.pool, c.pool) || (c.tenant[0] && strcmp(w.tenant, c.tenant)))
+				continue;	/* needs a new table, not a set */
+			CHECK(sl_config_format_set(&w, set, sizeof(set)) > 0);
+			CHECK(parse(&c, SL_PARSE_SET, set, &err) == 0);
+			sl_config_format(&w, a, sizeof(a));
+			sl_config_format(&c, b, sizeof(b));
+			CHECK(!strcmp(a, b));
+		}
+}
+
 static const struct unit_test tests[] = {
+	UNIT_TEST(format_set_reaches_the_wanted_config),
 	UNIT_TEST(defaults_are_valid_and_print_nothing),
 	UNIT_TEST(canonical_order_and_defaults_left_out),
 	UNIT_TEST(canonical_form_parses_back_to_itself),

@@ -47,6 +47,7 @@ struct sim_params {
 	unsigned int pct_reserved, pct_limited;
 	bool mixed_sizes;		/* 4 KiB and 64 KiB volumes */
 	const u32 *weights;		/* fixed weights instead of drawn */
+	const u32 *sizes;		/* fixed bio sizes instead of drawn */
 	u64 seed;
 };
 
@@ -215,6 +216,8 @@ static struct sim_result simulate(const struct sim_params *p)
 
 		v->weight = p->weights ? p->weights[i] : rng_range(p->wmin, p->wmax);
 		v->bytes = p->mixed_sizes && (rng() & 1) ? 65536 : 4096;
+		if (p->sizes)
+			v->bytes = p->sizes[i];
 		wsum += v->weight;
 	}
 	/*

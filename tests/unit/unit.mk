@@ -3,8 +3,11 @@
 UNIT_DIR := $(ROOT)/tests/unit
 UNIT_SRCS := $(wildcard $(UNIT_DIR)/test_*.c)
 UNIT_NAMES := $(patsubst $(UNIT_DIR)/test_%.c,%,$(UNIT_SRCS))
-UNIT_CORE := $(ROOT)/dmtarget/sluice-core.c $(ROOT)/dmtarget/sluice-sched.c
-UNIT_DEPS := $(UNIT_DIR)/unit.c $(UNIT_DIR)/unit.h $(UNIT_CORE) $(ROOT)/dmtarget/sluice-core.h $(ROOT)/dmtarget/sluice-sched.h
+# The code under test: the kernel's portable parts and the agent's libraries.
+UNIT_CORE := $(ROOT)/dmtarget/sluice-core.c
+UNIT_SRC := $(UNIT_CORE) $(ROOT)/dmtarget/sluice-sched.c $(ROOT)/agent/extent.c $(ROOT)/agent/store.c $(ROOT)/agent/plan.c $(ROOT)/agent/model.c
+UNIT_LDLIBS := -lm -ljansson
+UNIT_DEPS := $(UNIT_DIR)/unit.c $(UNIT_DIR)/unit.h $(UNIT_SRC) $(ROOT)/dmtarget/sluice-core.h $(ROOT)/dmtarget/sluice-sched.h $(ROOT)/agent/extent.h $(ROOT)/agent/store.h $(ROOT)/agent/plan.h $(ROOT)/agent/model.h
 CFLAGS_USER := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -14,11 +17,11 @@ FUZZ_PARSE := $(BUILD)/fuzz/fuzz_parse
 
 $(BUILD)/unit/plain/test_%: $(UNIT_DIR)/test_%.c $(UNIT_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_USER) -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_CORE) -lm
+	$(CC) $(CFLAGS_USER) -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_SRC) $(UNIT_LDLIBS)
 
 $(BUILD)/unit/asan/test_%: $(UNIT_DIR)/test_%.c $(UNIT_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_USER) -O1 $(SAN) -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_CORE) -lm
+	$(CC) $(CFLAGS_USER) -O1 $(SAN) -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_SRC) $(UNIT_LDLIBS)
 
 $(FUZZ_PARSE): $(UNIT_DIR)/fuzz_parse.c $(UNIT_CORE) $(ROOT)/dmtarget/sluice-core.h
 	@mkdir -p $(@D)

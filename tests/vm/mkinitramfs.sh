@@ -67,6 +67,16 @@ overlay)
 	for ko in "$root"/dmtarget/*.ko; do
 		[ -e "$ko" ] && cp "$ko" "$stage/lib/modules/$kver/extra/"
 	done
+	# the project's programs, with the libraries the base does not have
+	for bin in "$root"/build/bin/*; do
+		[ -x "$bin" ] || continue
+		mkdir -p "$stage/usr/sbin"
+		cp "$bin" "$stage/usr/sbin/"
+		ldd "$bin" | awk '/=>/ && $3 ~ /^\// {print $3}' | while read -r lib; do
+			mkdir -p "$stage$(dirname "$lib")"
+			cp -L "$lib" "$stage$lib"
+		done
+	done
 	cp "$root/tests/vm/guest/init" "$stage/init"
 	chmod 755 "$stage/init"
 	cp -r "$root/tests/vm/guest" "$stage/sluice/guest"

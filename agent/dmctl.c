@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Device-mapper control through libdevmapper; see dmctl.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libdevmapper.h>
+
+#include "dmctl.h"
+
+unsigned long ag_dm_calls;
+
+void ag_dm_init(void)
+{
+	dm_udev_set_sync_support(0);
+}
+
+static struct dm_task *task(int type, const char *name)
+{
+	struct dm_task *t = dm_task_create(type);
+
+	if (!t)
+		return NULL;
+	if (name && !dm_task_set_name(t, name)) {
+		dm_task_destroy(t);
+		return NULL;
+	}
+	return t;
+}
+
+static int run(struct dm_task *t)
+{
+	int ok;
+
+	ag_dm_calls++;
+	ok = dm_task_run(t);
+	/* without udev, libdevmapper makes and removes the nodes itself */
+	dm_task_update_nodes();
+	return ok ? 0 : -1;
+}
+
+/* Add the targets of a text table to t. */
+static int add_targets(struct dm_task *t, const char *table)
+{
+	char *copy = strdup(table), *line, *save = NULL;
+	int rc = 0;
+
+	if (!copy)
+		return -1;
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		uint64_t start, len;
+		char type[64];
+		int off = 0;
+
+		if (sscanf(line, "%" SCNu64 " %" SCNu64 " %63s %n", &start, &len, type, &off) < 3 ||
+		    !off || !dm_task_add_target(t, start, len, type, line + off)) {
+			rc = -1;
+			break;
+		}
+	}
+	free(copy);
+	return rc;
+}
+
+/* The live table of name as text, lines joined by '\n'. */
+static char *table_of(const char *name)
+{
+	struct dm_task *t = task(DM_DEVICE_TABLE, name);
+	char *out = NULL, *type, *params;
+	size_t len = 0;
+	void *next = NULL;
+	uint64_t start, length;
+	FILE *f;
+
+	if (!t || run(t)) {
+		if (t)
+			dm_task_destroy(t);
+		return NULL;
+	}
+	f = open_memstream(&out, &len);
+	if (f) {
+		int first = 1;
+
+		do {
+			next = dm_get_next_target(t, next, &start, &length, &type, &params);
+			if (!type)
+				break;
+			fprintf(f, "%s%" PRIu64 " %" PRIu64 " %s%s%s", first ? "" : "\n", start,
+				length, type, params && *params ? " " : "", params ? params : "");
+			first = 0;
+		} while (next);
+		fclose(f);
+	}
+	dm_task_destroy(t);
+	return out;
+}
+
+int ag_dm_list(const char *prefix, struct ag_have **out, size_t *n)
+{
+	struct dm_task *t = task(DM_DEVICE_LIST, NULL);
+	struct dm_names *names;
+	struct ag_have *h = NULL;
+	size_t nh = 0, cap = 0;
+	unsigned int next = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!t || run(t)) {
+		if (t)
+			dm_task_destroy(t);
+		return -1;
+	}
+	names = dm_task_get_names(t);
+	if (names && names->dev) {
+		do {
+			names = (struct dm_names *)((char *)names + next);
+			if (!strncmp(names->name, prefix, strlen(prefix))) {
+				if (nh == cap) {
+					struct ag_have *g;
+
+					cap = cap ? 2 * cap : 64;
+					g = realloc(h, cap * sizeof(*h));
+					if (!g)
+						goto nomem;
+					h = g;
+				}
+				h[nh].name = strdup(names->name);
+				h[nh].table = table_of(names->name);
+				if (!h[nh].name || !h[nh].table) {
+					free((char *)h[nh].name);
+					free((char *)h[nh].table);
+					goto nomem;
+				}
+				nh++;
+			}
+			next = names->next;
+		} while (next);
+	}
+	dm_task_destroy(t);
+	*out = h;
+	*n = nh;
+	return 0;
+nomem:
+	dm_task_destroy(t);
+	ag_dm_list_free(h, nh);
+	return -1;
+}
+
+void ag_dm_list_free(struct ag_have *h, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free((char *)h[i].name);
+		free((char *)h[i].table);
+	}
+	free(h);
+}
+
+static int simple(int type, const char *name)
+{
+	struct dm_task *t = task(type, name);
+	int rc;
+
+	if (!t)
+		return -1;
+	if (type == DM_DEVICE_REMOVE)
+		dm_task_retry_remove(t);
+	rc = run(t);
+	dm_task_destroy(t);
+	return rc;
+}
+
+int ag_dm_create(const char *name, const char *table)
+{
+	struct dm_task *t = task(DM_DEVICE_CREATE, name);
+	int rc = -1;
+
+	if (t && !add_targets(t, table))
+		rc = run(t);
+	if (t)
+		dm_task_destroy(t);
+	return rc;
+}
+
+int ag_dm_reload(const char *name, const char *table)
+{
+	struct dm_task *t = task(DM_DEVICE_RELOAD, name);
+	int rc = -1;
+
+	if (t && !add_targets(t, table))
+		rc = run(t);
+	if (t)
+		dm_task_destroy(t);
+	if (rc)
+		return rc;
+	if (simple(DM_DEVICE_SUSPEND, name))
+		return -1;
+	return simple(DM_DEVICE_RESUME, name);
+}
+
+int ag_dm_message(const char *name, const char *msg)
+{
+	struct dm_task *t = task(DM_DEVICE_TARGET_MSG, name);
+	int rc = -1;
+
+	if (t && dm_task_set_sector(t, 0) && dm_task_set_message(t, msg))
+		rc = run(t);
+	if (t)
+		dm_task_destroy(t);
+	return rc;
+}
+
+int ag_dm_remove(const char *name)
+{
+	return simple(DM_DEVICE_REMOVE, name);
+}
+
+int ag_dm_devno(const char *name, char *buf, size_t len)
+{
+	struct dm_task *t = task(DM_DEVICE_INFO, name);
+	struct dm_info info;
+	int rc = -1;
+
+	if (t && !run(t) && dm_task_get_info(t, &info) && info.exists) {
+		snprintf(buf, len, "%u:%u", info.major, info.minor);
+		rc = 0;
+	}
+	if (t)
+		dm_task_destroy(t);
+	return rc;
+}

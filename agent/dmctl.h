@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Device-mapper control through libdevmapper, udev sync off (the appliance
+ * and the test guest have no udev; nodes are made by libdevmapper itself).
+ * Tables are text, one "start len type params" line per target.
+ */
+#ifndef SLUICE_AGENT_DMCTL_H
+#define SLUICE_AGENT_DMCTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan.h"
+
+void ag_dm_init(void);
+
+/* The devices whose name starts with prefix, with their live tables. */
+int ag_dm_list(const char *prefix, struct ag_have **out, size_t *n);
+void ag_dm_list_free(struct ag_have *h, size_t n);
+
+int ag_dm_create(const char *name, const char *table);
+/* Load a new table, then suspend and resume so that it goes live. */
+int ag_dm_reload(const char *name, const char *table);
+int ag_dm_message(const char *name, const char *msg);
+int ag_dm_remove(const char *name);
+/* "maj:min" of a device, 0 or -1 if there is none. */
+int ag_dm_devno(const char *name, char *buf, size_t len);
+
+/* Calls made since start (the reconcile bench counts them). */
+extern unsigned long ag_dm_calls;
+
+#endif

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The agent's model; see model.h. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "../dmtarget/sluice-core.h"
+
+bool ag_valid_id(const char *id)
+{
+	size_t n = strlen(id), i;
+
+	if (!n || n > AG_ID_MAX)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9') ||
+		      id[i] == '-'))
+			return false;
+	return !(n >= 5 && !strcmp(id + n - 5, "-data"));
+}
+
+static int bad(char *err, size_t errlen, const char *what, const char *id)
+{
+	snprintf(err, errlen, "state: %s%s%s", what, id ? ": " : "", id ? id : "");
+	return -1;
+}
+
+/* The policy words, parsed by the target's own parser. */
+static int check_policy(const char *policy, char *why, size_t len)
+{
+	char buf[1024], *argv[64], *save = NULL, *w;
+	unsigned int n = 0;
+	struct sl_config cfg;
+	const char *err = NULL, *badarg = NULL;
+
+	if (strlen(policy) >= sizeof(buf))
+		return snprintf(why, len, "policy too long"), -1;
+	strcpy(buf, policy);
+	for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (n == 64 || !strncmp(w, "pool=", 5) || !strncmp(w, "tenant=", 7))
+			return snprintf(why, len, "bad policy word '%s'", w), -1;
+		argv[n++] = w;
+	}
+	sl_config_init(&cfg);
+	/* with a pool, as the table will have one */
+	strcpy(cfg.pool, "p");
+	if (sl_config_parse(&cfg, SL_PARSE_SET, n, argv, &err, &badarg))
+		return snprintf(why, len, "policy: %s", err), -1;
+	return 0;
+}
+
+static int load_pools(struct ag_model *m, json_t *pools, char *err, size_t errlen)
+{
+	const char *name;
+	json_t *p;
+
+	if (!pools)
+		return 0;
+	if (!json_is_object(pools))
+		return bad(err, errlen, "pools is not an object", NULL);
+	m->pools = calloc(json_object_size(pools) + 1, sizeof(*m->pools));
+	if (!m->pools)
+		return bad(err, errlen, "out of memory", NULL);
+	json_object_foreach(pools, name, p) {
+		struct ag_pool *pool = &m->pools[m->nr_pools];
+		const char *dev;
+		json_int_t ext;
+
+		if (!ag_valid_id(name))
+			return bad(err, errlen, "bad pool name", name);
+		if (json_unpack(p, "{s:s, s:I}", "device", &dev, "extents", &ext) || ext < 1 ||
+		    strlen(dev) >= sizeof(pool->device))
+			return bad(err, errlen, "bad pool", name);
+		strcpy(pool->name, name);
+		strcpy(pool->device, dev);
+		pool->extents = (uint64_t)ext;
+		m->nr_pools++;
+	}
+	return 0;
+}
+
+static int load_runs(struct ag_volume *v, json_t *runs)
+{
+	size_t i;
+	json_t *r;
+
+	if (!json_is_array(runs) || !json_array_size(runs))
+		return -1;
+	v->runs = calloc(json_array_size(runs), sizeof(*v->runs));
+	if (!v->runs)
+		return -1;
+	json_array_foreach(runs, i, r) {
+		json_int_t s, c;
+
+		if (json_unpack(r, "[I, I]", &s, &c) || s < 1 || c < 1)
+			return -1;
+		v->runs[i] = (struct ag_run){ (uint64_t)s, (uint64_t)c };
+	}
+	v->nr_runs = json_array_size(runs);
+	return 0;
+}
+
+static int load_volume(struct ag_model *m, const char *id, json_t *j, char *err,
+		       size_t errlen)
+{
+	struct ag_volume *v = &m->vols[m->nr_vols];
+	const char *tenant, *pool, *policy, *state;
+	json_t *runs;
+	json_int_t size;
+	uint64_t ext = 0;
+	char why[160];
+	size_t i;
+
+	if (!ag_valid_id(id))
+		return bad(err, errlen, "bad volume id", id);
+	if (json_unpack(j, "{s:s, s:s, s:I, s:o, s:s, s:s}", "tenant", &tenant, "pool", &pool,
+			"size", &size, "runs", &runs, "policy", &policy, "state", &state))
+		return bad(err, errlen, "volume lacks a field", id);
+	m->nr_vols++;	/* so that ag_model_free() frees its runs */
+	strcpy(v->id, id);
+	if (!ag_valid_id(tenant) || !ag_valid_id(pool))
+		return bad(err, errlen, "bad tenant or pool of volume", id);
+	strcpy(v->tenant, tenant);
+	strcpy(v->pool, pool);
+	if (!ag_model_pool(m, pool))
+		return bad(err, errlen, "volume in an unknown pool", id);
+	if (load_runs(v, runs))
+		return bad(err, errlen, "bad runs of volume", id);
+	for (i = 0; i < v->nr_runs; i++)
+		ext += v->runs[i].count;
+	if (size < 512 || size % 512 || (uint64_t)size > ext * AG_EXTENT_BYTES)
+		return bad(err, errlen, "size does not fit the runs of volume", id);
+	v->size = (uint64_t)size;
+	if (strlen(policy) >= sizeof(v->policy) || check_policy(policy, why, sizeof(why))) {
+		snprintf(err, errlen, "state: volume %s: %s", id, why);
+		return -1;
+	}
+	strcpy(v->policy, policy);
+	if (!strcmp(state, "deleting"))
+		v->deleting = true;
+	else if (strcmp(state, "ready"))
+		return bad(err, errlen, "bad state of volume", id);
+	return 0;
+}
+
+/* No two volumes share an extent, and every run is on its pool's disk. */
+static int check_extents(const struct ag_model *m, char *err, size_t errlen)
+{
+	size_t p, i;
+
+	for (p = 0; p < m->nr_pools; p++) {
+		struct ag_extmap map;
+
+		if (ag_extmap_init(&map, m->pools[p].extents))
+			return bad(err, errlen, "out of memory", NULL);
+		for (i = 0; i < m->nr_vols; i++) {
+			const struct ag_volume *v = &m->vols[i];
+
+			if (strcmp(v->pool, m->pools[p].name))
+				continue;
+			if (ag_extmap_mark(&map, v->runs, v->nr_runs)) {
+				ag_extmap_destroy(&map);
+				return bad(err, errlen, "extents out of the pool or shared, volume", v->id);
+			}
+		}
+		ag_extmap_destroy(&map);
+	}
+	return 0;
+}
+
+int ag_model_from_json(struct ag_model *m, json_t *state, char *err, size_t errlen)
+{
+	json_t *vols = json_object_get(state, "volumes"), *j;
+	const char *id;
+
+	memset(m, 0, sizeof(*m));
+	if (load_pools(m, json_object_get(state, "pools"), err, errlen))
+		goto fail;
+	if (vols && !json_is_object(vols)) {
+		bad(err, errlen, "volumes is not an object", NULL);
+		goto fail;
+	}
+	m->vols = calloc(json_object_size(vols) + 1, sizeof(*m->vols));
+	if (!m->vols) {
+		bad(err, errlen, "out of memory", NULL);
+		goto fail;
+	}
+	json_object_foreach(vols, id, j)
+		if (load_volume(m, id, j, err, errlen))
+			goto fail;
+	if (check_extents(m, err, errlen))
+		goto fail;
+	return 0;
+fail:
+	ag_model_free(m);
+	return -1;
+}
+
+void ag_model_free(struct ag_model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_vols; i++)
+		free(m->vols[i].runs);
+	free(m->vols);
+	free(m->pools);
+	memset(m, 0, sizeof(*m));
+}
+
+const struct ag_pool *ag_model_pool(const struct ag_model *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_pools; i++)
+		if (!strcmp(m->pools[i].name, name))
+			return &m->pools[i];
+	return NULL;
+}
+
+int ag_data_table(const struct ag_volume *v, const char *pool_devno, char *buf,
+		  size_t len)
+{
+	size_t i, off = 0;
+	uint64_t at = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < v->nr_runs; i++) {
+		uint64_t sectors = v->runs[i].count * AG_EXTENT_SECTORS;
+		int n = snprintf(buf + off, len - off, "%s%" PRIu64 " %" PRIu64 " linear %s %" PRIu64,
+				 i ? "\n" : "", at, sectors, pool_devno,
+				 v->runs[i].start * AG_EXTENT_SECTORS);
+
+		if (n < 0 || (size_t)n >= len - off)
+			return -1;
+		off += (size_t)n;
+		at += sectors;
+	}
+	return 0;
+}
+
+int ag_sluice_table(const struct ag_volume *v, const char *data_dev, char *buf,
+		    size_t len)
+{
+	char words[1400], canon[SL_FORMAT_MAX], *argv[64], *save = NULL, *w;
+	struct sl_config cfg;
+	const char *err, *badarg;
+	unsigned int n = 0;
+	int nw;
+
+	snprintf(words, sizeof(words), "%s%spool=%s tenant=%s", v->policy,
+		 v->policy[0] ? " " : "", v->pool, v->tenant);
+	for (w = strtok_r(words, " ", &save); w && n < 64; w = strtok_r(NULL, " ", &save))
+		argv[n++] = w;
+	sl_config_init(&cfg);
+	if (sl_config_parse(&cfg, SL_PARSE_TABLE, n, argv, &err, &badarg))
+		return -1;
+	nw = sl_config_format(&cfg, canon, sizeof(canon));
+	if (nw < 0)
+		return -1;
+	nw = snprintf(buf, len, "0 %" PRIu64 " sluice %s 0 %d %s", v->size / 512, data_dev, nw, canon);
+	return nw < 0 || (size_t)nw >= len ? -1 : 0;
+}

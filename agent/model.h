@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The agent's model of pools, tenants and volumes, as kept in the store's
+ * "state" object (schema version 1):
+ *
+ *   "pools":   { "<name>": { "device": "/dev/...", "extents": N } }
+ *   "tenants": { "<id>": { } }
+ *   "volumes": { "<id>": { "tenant": "<id>", "pool": "<name>",
+ *                          "size": <bytes, a multiple of 512>,
+ *                          "runs": [[<first extent>, <count>], ...],
+ *                          "policy": "<sluice table arguments>",
+ *                          "state": "ready" | "deleting" } }
+ *
+ * Names and ids are 1 to 48 of [a-z0-9-], not ending in "-data". The policy
+ * is kept as the target's own canonical arguments (without pool and tenant,
+ * which come from the volume), so it is checked by the target's parser.
+ */
+#ifndef SLUICE_AGENT_MODEL_H
+#define SLUICE_AGENT_MODEL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "extent.h"
+
+#define AG_ID_MAX 48
+
+struct ag_pool {
+	char name[AG_ID_MAX + 1];
+	char device[256];
+	uint64_t extents;
+};
+
+struct ag_volume {
+	char id[AG_ID_MAX + 1];
+	char tenant[AG_ID_MAX + 1];
+	char pool[AG_ID_MAX + 1];
+	uint64_t size;
+	struct ag_run *runs;
+	size_t nr_runs;
+	char policy[1024];
+	bool deleting;
+};
+
+struct ag_model {
+	struct ag_pool *pools;
+	size_t nr_pools;
+	struct ag_volume *vols;
+	size_t nr_vols;
+};
+
+bool ag_valid_id(const char *id);
+
+/* Read and check a state object. 0, or -1 with a message in err. */
+int ag_model_from_json(struct ag_model *m, json_t *state, char *err, size_t errlen);
+void ag_model_free(struct ag_model *m);
+
+const struct ag_pool *ag_model_pool(const struct ag_model *m, const char *name);
+
+/*
+ * The tables of a volume as the kernel prints them: data over the pool's
+ * device (pool_devno "maj:min"), sluice over the data device (data_dev, its
+ * "maj:min" once it exists, else its /dev/mapper path).
+ */
+int ag_data_table(const struct ag_volume *v, const char *pool_devno, char *buf,
+		  size_t len);
+int ag_sluice_table(const struct ag_volume *v, const char *data_dev, char *buf,
+		    size_t len);
+
+#endif

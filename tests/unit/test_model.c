@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The agent's model: state checks and the tables built from it. */
+#include <string.h>
+
+#include "unit.h"
+#include "../../agent/model.h"
+
+static int load(struct ag_model *m, const char *text, char *err, size_t len)
+{
+	json_error_t jerr;
+	json_t *st = json_loads(text, 0, &jerr);
+	int rc;
+
+	if (!st)
+		return -2;
+	rc = ag_model_from_json(m, st, err, len);
+	json_decref(st);
+	return rc;
+}
+
+#define POOL "\"pools\": {\"disk1\": {\"device\": \"/dev/vdb\", \"extents\": 100}}"
+
+static void model_tables_of_a_two_run_volume(void)
+{
+	struct ag_model m;
+	char err[256], data[1024], top[1024];
+
+	CHECK(load(&m, "{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"acme\", \"pool\": \"disk1\","
+		  " \"size\": 100663296, \"runs\": [[1, 1], [5, 1]], \"policy\": \"riops=100 weight=300\","
+		  " \"state\": \"ready\"}}}", err, sizeof(err)) == 0);
+	CHECK_EQ_U64(m.nr_vols, 1);
+	CHECK(ag_data_table(&m.vols[0], "254:16", data, sizeof(data)) == 0);
+	CHECK(!strcmp(data, "0 131072 linear 254:16 131072\n131072 131072 linear 254:16 655360"));
+	CHECK(ag_sluice_table(&m.vols[0], "253:0", top, sizeof(top)) == 0);
+	CHECK(!strcmp(top, "0 196608 sluice 253:0 0 4 riops=100 pool=disk1 weight=300 tenant=acme"));
+	ag_model_free(&m);
+}
+
+static void model_rejects_bad_states(void)
+{
+	static const char *const bad[] = {
+		"{\"pools\": []}",
+		"{\"pools\": {\"Disk\": {\"device\": \"/dev/vdb\", \"extents\": 10}}}",
+		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"nope\", \"size\": 512,"
+		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
+		"{" POOL ", \"volumes\": {\"v1-data\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
+		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 67109376,"
+		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
+		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 513,"
+		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
+		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[1, 1]], \"policy\": \"bps=5 rbps=5\", \"state\": \"ready\"}}}",
+		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[1, 1]], \"policy\": \"pool=x\", \"state\": \"ready\"}}}",
+		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[99, 2]], \"policy\": \"\", \"state\": \"ready\"}}}",
+		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[1, 2]], \"policy\": \"\", \"state\": \"ready\"},"
+		" \"v2\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[2, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
+		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"gone\"}}}",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ag_model m;
+		char err[256] = "";
+		int rc = load(&m, bad[i], err, sizeof(err));
+
+		if (rc != -1) {
+			char msg[64];
+
+			snprintf(msg, sizeof(msg), "bad state %zu accepted (%d)", i, rc);
+			if (!rc)
+				ag_model_free(&m);
+			unit_fail(__FILE__, __LINE__, msg);
+			return;
+		}
+		CHECK(!strncmp(err, "state: ", 7));
+	}
+}
+
+static void model_ids(void)
+{
+	CHECK(ag_valid_id("a"));
+	CHECK(ag_valid_id("vol-1"));
+	CHECK(!ag_valid_id(""));
+	CHECK(!ag_valid_id("Vol"));
+	CHECK(!ag_valid_id("a/b"));
+	CHECK(!ag_valid_id("x-data"));
+	CHECK(!ag_valid_id("0123456789012345678901234567890123456789012345678"));
+}
+
+static const struct unit_test tests[] = {
+	UNIT_TEST(model_tables_of_a_two_run_volume),
+	UNIT_TEST(model_rejects_bad_states),
+	UNIT_TEST(model_ids),
+};
+
+UNIT_MAIN("model", tests)

@@ -2,11 +2,10 @@
 /*
  * sluiced: the agent that owns pools, tenants and volumes.
  *
- *   sluiced [-s <state dir>] reconcile       converge the kernel with the
- *                                            store once, report, exit
- *   sluiced [-s <state dir>] import <file>   check a state object and make
- *                                            it the store's next generation
- *   sluiced [-s <state dir>] show            print the stored state
+ *   sluiced [-s <state dir>] <command> ...   (see usage())
+ *
+ * Until the API exists the operations are commands: each loads the store,
+ * changes it durably, converges the kernel and exits 0 only then.
  *
  * Logs go to stderr, one line each, "sluiced: <level>: <message>".
  */
@@ -23,22 +22,10 @@
 #include "model.h"
 #include "plan.h"
 #include "store.h"
+#include "ops.h"
+#include "log.h"
 
 #define STATE_DIR_DEFAULT "/var/lib/sluice"
-
-static void logmsg(const char *level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void logmsg(const char *level, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "sluiced: %s: ", level);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static int load(struct ag_store *s, const char *dir, json_t **state)
 {
@@ -46,139 +33,87 @@ static int load(struct ag_store *s, const char *dir, json_t **state)
 	int rc = ag_store_open(s, dir);
 
 	if (rc) {
-		logmsg("error", "%s: %s", dir, strerror(-rc));
+		ag_log("error", "%s: %s", dir, strerror(-rc));
 		return -1;
 	}
 	if (ag_store_load(s, state, err, sizeof(err))) {
-		logmsg("error", "%s; stopping, the file is left as it is", err);
+		ag_log("error", "%s; stopping, the file is left as it is", err);
+		ag_store_close(s);
 		return -1;
 	}
 	return 0;
 }
 
-/* The wanted tables of every volume, from the model and the live devices. */
-static int wants(const struct ag_model *m, struct ag_want *w, char (*tables)[2][8192])
-{
-	size_t i;
-
-	for (i = 0; i < m->nr_vols; i++) {
-		const struct ag_volume *v = &m->vols[i];
-		const struct ag_pool *p = ag_model_pool(m, v->pool);
-		char pool_devno[32], data_devno[160], data[128];
-		struct stat st;
-
-		w[i] = (struct ag_want){ v->id, tables[i][0], tables[i][1], v->deleting };
-		if (v->deleting)
-			continue;
-		if (stat(p->device, &st) || !S_ISBLK(st.st_mode)) {
-			logmsg("error", "pool %s: %s is not a block device", p->name, p->device);
-			return -1;
-		}
-		snprintf(pool_devno, sizeof(pool_devno), "%u:%u", major(st.st_rdev),
-			 minor(st.st_rdev));
-		if (ag_data_table(v, pool_devno, tables[i][0], sizeof(tables[i][0])))
-			return -1;
-		/* the kernel prints the device below as maj:min once it exists */
-		snprintf(data, sizeof(data), AG_DM_PREFIX "%s-data", v->id);
-		if (ag_dm_devno(data, data_devno, sizeof(data_devno)))
-			snprintf(data_devno, sizeof(data_devno), "/dev/mapper/%s", data);
-		if (ag_sluice_table(v, data_devno, tables[i][1], sizeof(tables[i][1])))
-			return -1;
-	}
-	return 0;
-}
-
-static int apply(const struct ag_action *a)
-{
-	switch (a->kind) {
-	case AG_CREATE:
-		return ag_dm_create(a->name, a->arg);
-	case AG_RELOAD:
-		return ag_dm_reload(a->name, a->arg);
-	case AG_MESSAGE:
-		return ag_dm_message(a->name, a->arg);
-	case AG_REMOVE:
-		return ag_dm_remove(a->name);
-	case AG_REPORT:
-		logmsg("warning", "%s: %s", a->name, a->arg);
-		return 0;
-	}
-	return -1;
-}
-
-/* Plan and apply until nothing is left to do (twice at most: a created
- * data device changes how the sluice table over it reads). */
-static int reconcile(const struct ag_model *m)
-{
-	struct ag_want *w = calloc(m->nr_vols + 1, sizeof(*w));
-	char (*tables)[2][8192] = calloc(m->nr_vols + 1, sizeof(*tables));
-	int pass, rc = -1, failed = 0;
-
-	if (!w || !tables)
-		goto out;
-	for (pass = 0; pass < 3; pass++) {
-		struct ag_have *have;
-		struct ag_action *acts;
-		size_t nh, na, i, changes = 0;
-
-		if (wants(m, w, tables) || ag_dm_list(AG_DM_PREFIX, &have, &nh))
-			goto out;
-		if (ag_plan(w, m->nr_vols, have, nh, &acts, &na)) {
-			ag_dm_list_free(have, nh);
-			goto out;
-		}
-		for (i = 0; i < na; i++) {
-			if (acts[i].kind == AG_REPORT && pass)
-				continue;
-			if (acts[i].kind != AG_REPORT) {
-				changes++;
-				logmsg("info", "%s %s%s%s", ag_action_name(acts[i].kind), acts[i].name,
-				       acts[i].arg ? ": " : "", acts[i].arg ? acts[i].arg : "");
-			}
-			if (apply(&acts[i])) {
-				logmsg("error", "%s %s failed", ag_action_name(acts[i].kind),
-				       acts[i].name);
-				failed++;
-			}
-		}
-		ag_plan_free(acts, na);
-		ag_dm_list_free(have, nh);
-		if (!changes) {
-			rc = failed ? -1 : 0;
-			logmsg("info", "reconciled: %zu volumes, %lu dm calls", m->nr_vols,
-			       ag_dm_calls);
-			goto out;
-		}
-	}
-	logmsg("error", "not converged after 3 passes");
-out:
-	free(w);
-	free(tables);
-	return rc;
-}
-
-static int cmd_reconcile(const char *dir)
+/* Run one operation on the store in dir; 0 on success, else 1 with the error logged. */
+static int with_store(const char *dir, int (*op)(struct ag_store *, char **, char *, size_t),
+		      char **args)
 {
 	struct ag_store s;
-	struct ag_model m;
 	json_t *state;
-	char err[512];
+	char err[512] = "";
 	int rc;
 
 	if (load(&s, dir, &state))
 		return 1;
-	if (ag_model_from_json(&m, state, err, sizeof(err))) {
-		logmsg("error", "%s", err);
-		json_decref(state);
-		ag_store_close(&s);
-		return 1;
-	}
-	ag_dm_init();
-	rc = reconcile(&m);
-	ag_model_free(&m);
 	json_decref(state);
+	ag_dm_init();
+	rc = op(&s, args, err, sizeof(err));
+	if (rc)
+		ag_log("error", "%s", err[0] ? err : "failed");
 	ag_store_close(&s);
 	return rc ? 1 : 0;
+}
+
+static int op_reconcile(struct ag_store *s, char **a, char *err, size_t len)
+{
+	(void)a;
+	return ag_reconcile(s, err, len);
+}
+
+static int op_pool_add(struct ag_store *s, char **a, char *err, size_t len)
+{
+	return ag_pool_add(s, a[0], a[1], a[2] != NULL, err, len);
+}
+
+static int parse_size(const char *text, uint64_t *size)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-')
+		return -1;
+	*size = v;
+	return 0;
+}
+
+static int op_create(struct ag_store *s, char **a, char *err, size_t len)
+{
+	uint64_t size;
+
+	if (parse_size(a[3], &size))
+		return snprintf(err, len, "size: bytes, a number"), -1;
+	return ag_volume_create(s, a[0], a[1], a[2], size, a[4] ? a[4] : "", err, len);
+}
+
+static int op_grow(struct ag_store *s, char **a, char *err, size_t len)
+{
+	uint64_t size;
+
+	if (parse_size(a[1], &size))
+		return snprintf(err, len, "size: bytes, a number"), -1;
+	return ag_volume_grow(s, a[0], size, err, len);
+}
+
+static int op_set(struct ag_store *s, char **a, char *err, size_t len)
+{
+	return ag_volume_set(s, a[0], a[1], err, len);
+}
+
+static int op_delete(struct ag_store *s, char **a, char *err, size_t len)
+{
+	return ag_volume_delete(s, a[0], err, len);
 }
 
 static int cmd_import(const char *dir, const char *file)
@@ -192,19 +127,19 @@ static int cmd_import(const char *dir, const char *file)
 
 	state = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
 	if (!state || !json_is_object(state)) {
-		logmsg("error", "%s: not a JSON object: %s", file, state ? "" : jerr.text);
+		ag_log("error", "%s: not a JSON object: %s", file, state ? "" : jerr.text);
 		json_decref(state);
 		return 1;
 	}
 	if (ag_model_from_json(&m, state, err, sizeof(err))) {
-		logmsg("error", "%s: %s", file, err);
+		ag_log("error", "%s: %s", file, err);
 		json_decref(state);
 		return 1;
 	}
 	ag_model_free(&m);
 	if (load(&s, dir, &old) == 0) {
 		if (ag_store_save(&s, state, err, sizeof(err)))
-			logmsg("error", "%s", err);
+			ag_log("error", "%s", err);
 		else
 			rc = 0;
 		json_decref(old);
@@ -230,7 +165,15 @@ static int cmd_show(const char *dir)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: sluiced [-s <state dir>] reconcile | import <file> | show\n");
+	fprintf(stderr, "usage: sluiced [-s <state dir>] <command>\n"
+		"  reconcile                                  converge the kernel with the store\n"
+		"  import <file>                              check a state object, store it\n"
+		"  show                                       print the stored state\n"
+		"  pool-add <name> <device> [force]           register a disk as a pool\n"
+		"  create <id> <tenant> <pool> <bytes> [policy]\n"
+		"  grow <id> <bytes>\n"
+		"  set <id> <policy>                          sluice table arguments\n"
+		"  delete <id>                                remove it, zero its extents\n");
 }
 
 int main(int argc, char **argv)
@@ -252,11 +195,23 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	if (!strcmp(argv[optind], "reconcile") && optind + 1 == argc)
-		return cmd_reconcile(dir);
-	if (!strcmp(argv[optind], "import") && optind + 2 == argc)
-		return cmd_import(dir, argv[optind + 1]);
-	if (!strcmp(argv[optind], "show") && optind + 1 == argc)
+	argc -= optind;
+	argv += optind;
+	if (!strcmp(argv[0], "reconcile") && argc == 1)
+		return with_store(dir, op_reconcile, argv + 1);
+	if (!strcmp(argv[0], "pool-add") && (argc == 3 || (argc == 4 && !strcmp(argv[3], "force"))))
+		return with_store(dir, op_pool_add, argv + 1);
+	if (!strcmp(argv[0], "create") && (argc == 5 || argc == 6))
+		return with_store(dir, op_create, argv + 1);
+	if (!strcmp(argv[0], "grow") && argc == 3)
+		return with_store(dir, op_grow, argv + 1);
+	if (!strcmp(argv[0], "set") && argc == 3)
+		return with_store(dir, op_set, argv + 1);
+	if (!strcmp(argv[0], "delete") && argc == 2)
+		return with_store(dir, op_delete, argv + 1);
+	if (!strcmp(argv[0], "import") && argc == 2)
+		return cmd_import(dir, argv[1]);
+	if (!strcmp(argv[0], "show") && argc == 1)
 		return cmd_show(dir);
 	usage();
 	return 2;

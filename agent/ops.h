@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The agent's operations on pools and volumes. Each one changes the stored
+ * state and the kernel in an order that a crash at any point leaves
+ * recoverable by reconcile:
+ * - pool add: probe (refuse a signature unless forced), store;
+ * - volume create/grow/set: allocate and store first, then converge the
+ *   kernel (reconcile creates or completes what a crash left out);
+ * - volume delete: store "deleting", remove the devices, zero the extents,
+ *   then drop the volume from the store (a crash in between finishes the
+ *   delete on the next run, so the next tenant never reads old data).
+ * An operation returns 0 only once the state is durable and the kernel has
+ * it: that is its acknowledgement.
+ */
+#ifndef SLUICE_AGENT_OPS_H
+#define SLUICE_AGENT_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+int ag_pool_add(struct ag_store *s, const char *name, const char *device, bool force,
+		char *err, size_t errlen);
+int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
+		     const char *pool, uint64_t size, const char *policy, char *err,
+		     size_t errlen);
+int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, char *err,
+		   size_t errlen);
+int ag_volume_set(struct ag_store *s, const char *id, const char *policy, char *err,
+		  size_t errlen);
+int ag_volume_delete(struct ag_store *s, const char *id, char *err, size_t errlen);
+
+/* Converge the kernel with the stored state; 0 when nothing is left to do. */
+int ag_reconcile(struct ag_store *s, char *err, size_t errlen);
+
+#endif

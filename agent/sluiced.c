@@ -10,6 +10,7 @@
  * Logs go to stderr, one line each, "sluiced: <level>: <message>".
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -163,17 +164,100 @@ static int cmd_show(const char *dir)
 	return 0;
 }
 
+/* One line a volume: id tenant pool size state policy. */
+static int cmd_list(const char *dir)
+{
+	struct ag_store s;
+	struct ag_model m;
+	json_t *state;
+	char err[512];
+	size_t i;
+
+	if (load(&s, dir, &state))
+		return 1;
+	if (ag_model_from_json(&m, state, err, sizeof(err))) {
+		ag_log("error", "%s", err);
+		json_decref(state);
+		ag_store_close(&s);
+		return 1;
+	}
+	for (i = 0; i < m.nr_vols; i++)
+		printf("%s %s %s %" PRIu64 " %s %s\n", m.vols[i].id, m.vols[i].tenant,
+		       m.vols[i].pool, m.vols[i].size, m.vols[i].deleting ? "deleting" : "ready",
+		       m.vols[i].policy[0] ? m.vols[i].policy : "-");
+	ag_model_free(&m);
+	json_decref(state);
+	ag_store_close(&s);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: sluiced [-s <state dir>] <command>\n"
 		"  reconcile                                  converge the kernel with the store\n"
 		"  import <file>                              check a state object, store it\n"
 		"  show                                       print the stored state\n"
+		"  list                                       one line a volume\n"
+		"  serve                                      commands from stdin, a line each\n"
 		"  pool-add <name> <device> [force]           register a disk as a pool\n"
 		"  create <id> <tenant> <pool> <bytes> [policy]\n"
 		"  grow <id> <bytes>\n"
 		"  set <id> <policy>                          sluice table arguments\n"
 		"  delete <id>                                remove it, zero its extents\n");
+}
+
+/* Run one command; 0 success, 1 failure, 2 usage. */
+static int dispatch(const char *dir, int argc, char **argv)
+{
+	if (!strcmp(argv[0], "reconcile") && argc == 1)
+		return with_store(dir, op_reconcile, argv + 1);
+	if (!strcmp(argv[0], "pool-add") && (argc == 3 || (argc == 4 && !strcmp(argv[3], "force"))))
+		return with_store(dir, op_pool_add, argv + 1);
+	if (!strcmp(argv[0], "create") && (argc == 5 || argc == 6))
+		return with_store(dir, op_create, argv + 1);
+	if (!strcmp(argv[0], "grow") && argc == 3)
+		return with_store(dir, op_grow, argv + 1);
+	if (!strcmp(argv[0], "set") && argc == 3)
+		return with_store(dir, op_set, argv + 1);
+	if (!strcmp(argv[0], "delete") && argc == 2)
+		return with_store(dir, op_delete, argv + 1);
+	if (!strcmp(argv[0], "import") && argc == 2)
+		return cmd_import(dir, argv[1]);
+	if (!strcmp(argv[0], "show") && argc == 1)
+		return cmd_show(dir);
+	if (!strcmp(argv[0], "list") && argc == 1)
+		return cmd_list(dir);
+	usage();
+	return 2;
+}
+
+/*
+ * Commands from stdin, one a line, words separated by spaces (a policy's
+ * words joined by commas); each answered on stdout by "ok" once it is
+ * durable and in the kernel, or "err". What the daemon's API will do per
+ * request, without the HTTP: the crash test kills it mid-stream.
+ */
+static int cmd_serve(const char *dir)
+{
+	char line[4096];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while (fgets(line, sizeof(line), stdin)) {
+		char *argv[16], *save = NULL, *w;
+		int argc = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		for (w = strtok_r(line, " ", &save); w && argc < 16; w = strtok_r(NULL, " ", &save))
+			argv[argc++] = w;
+		if (!argc)
+			continue;
+		if (argc >= 2 && (!strcmp(argv[0], "create") || !strcmp(argv[0], "set")))
+			for (w = argv[argc - 1]; *w; w++)
+				if (*w == ',')
+					*w = ' ';
+		printf("%s\n", dispatch(dir, argc, argv) ? "err" : "ok");
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -197,22 +281,8 @@ int main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (!strcmp(argv[0], "reconcile") && argc == 1)
-		return with_store(dir, op_reconcile, argv + 1);
-	if (!strcmp(argv[0], "pool-add") && (argc == 3 || (argc == 4 && !strcmp(argv[3], "force"))))
-		return with_store(dir, op_pool_add, argv + 1);
-	if (!strcmp(argv[0], "create") && (argc == 5 || argc == 6))
-		return with_store(dir, op_create, argv + 1);
-	if (!strcmp(argv[0], "grow") && argc == 3)
-		return with_store(dir, op_grow, argv + 1);
-	if (!strcmp(argv[0], "set") && argc == 3)
-		return with_store(dir, op_set, argv + 1);
-	if (!strcmp(argv[0], "delete") && argc == 2)
-		return with_store(dir, op_delete, argv + 1);
-	if (!strcmp(argv[0], "import") && argc == 2)
-		return cmd_import(dir, argv[1]);
-	if (!strcmp(argv[0], "show") && argc == 1)
-		return cmd_show(dir);
-	usage();
-	return 2;
+	if (!strcmp(argv[0], "serve") && argc == 1)
+		return cmd_serve(dir);
+	return dispatch(dir, argc, argv);
 }
+

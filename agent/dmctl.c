@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <libdevmapper.h>
 
 #include "dmctl.h"
@@ -125,6 +126,8 @@ int ag_dm_list(const char *prefix, struct ag_have **out, size_t *n)
 						goto nomem;
 					h = g;
 				}
+				h[nh].major = major(names->dev);
+				h[nh].minor = minor(names->dev);
 				h[nh].name = strdup(names->name);
 				h[nh].table = table_of(names->name);
 				if (!h[nh].name || !h[nh].table) {
@@ -172,9 +175,10 @@ static int simple(int type, const char *name)
 	return rc;
 }
 
-int ag_dm_create(const char *name, const char *table)
+/* DM_DEVICE_CREATE or DM_DEVICE_RELOAD with a text table. */
+static int with_table(int type, const char *name, const char *table)
 {
-	struct dm_task *t = task(DM_DEVICE_CREATE, name);
+	struct dm_task *t = task(type, name);
 	int rc = -1;
 
 	if (t && !add_targets(t, table))
@@ -184,15 +188,15 @@ int ag_dm_create(const char *name, const char *table)
 	return rc;
 }
 
+int ag_dm_create(const char *name, const char *table)
+{
+	return with_table(DM_DEVICE_CREATE, name, table);
+}
+
 int ag_dm_reload(const char *name, const char *table)
 {
-	struct dm_task *t = task(DM_DEVICE_RELOAD, name);
-	int rc = -1;
+	int rc = with_table(DM_DEVICE_RELOAD, name, table);
 
-	if (t && !add_targets(t, table))
-		rc = run(t);
-	if (t)
-		dm_task_destroy(t);
 	if (rc)
 		return rc;
 	if (simple(DM_DEVICE_SUSPEND, name))
@@ -215,19 +219,4 @@ int ag_dm_message(const char *name, const char *msg)
 int ag_dm_remove(const char *name)
 {
 	return simple(DM_DEVICE_REMOVE, name);
-}
-
-int ag_dm_devno(const char *name, char *buf, size_t len)
-{
-	struct dm_task *t = task(DM_DEVICE_INFO, name);
-	struct dm_info info;
-	int rc = -1;
-
-	if (t && !run(t) && dm_task_get_info(t, &info) && info.exists) {
-		snprintf(buf, len, "%u:%u", info.major, info.minor);
-		rc = 0;
-	}
-	if (t)
-		dm_task_destroy(t);
-	return rc;
 }

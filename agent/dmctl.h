@@ -23,9 +23,6 @@ int ag_dm_create(const char *name, const char *table);
 int ag_dm_reload(const char *name, const char *table);
 int ag_dm_message(const char *name, const char *msg);
 int ag_dm_remove(const char *name);
-/* "maj:min" of a device, 0 or -1 if there is none. */
-int ag_dm_devno(const char *name, char *buf, size_t len);
-
 /* Calls made since start (the reconcile bench counts them). */
 extern unsigned long ag_dm_calls;
 

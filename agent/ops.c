@@ -151,6 +151,24 @@ static int pool_map(const struct ag_model *m, const struct ag_pool *p, struct ag
 	return 0;
 }
 
+/*
+ * Append count extents of pool p to *runs: 0, -EINVAL if the stored runs do
+ * not fit the pool, or -ENOSPC with *free_left the free extents.
+ */
+static int allocate(const struct ag_model *m, const struct ag_pool *p, uint64_t count,
+		    struct ag_run **runs, size_t *nr, uint64_t *free_left)
+{
+	struct ag_extmap map;
+	int rc;
+
+	if (pool_map(m, p, &map))
+		return -EINVAL;
+	rc = ag_extmap_alloc(&map, count, runs, nr);
+	*free_left = map.nr_free;
+	ag_extmap_destroy(&map);
+	return rc;
+}
+
 static json_t *runs_json(const struct ag_run *r, size_t n)
 {
 	json_t *a = json_array();
@@ -192,7 +210,7 @@ int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
 		     size_t errlen)
 {
 	struct ag_model m;
-	struct ag_extmap map;
+	uint64_t free_left;
 	struct ag_run *runs = NULL;
 	size_t nr = 0;
 	const struct ag_pool *p;
@@ -214,17 +232,17 @@ int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
 		failf(err, errlen, "volume %s exists", id);
 		goto out;
 	}
-	if (pool_map(&m, p, &map)) {
+	switch (allocate(&m, p, extents_for(size), &runs, &nr, &free_left)) {
+	case 0:
+		break;
+	case -EINVAL:
 		failf(err, errlen, "pool %s: extent map", pool);
 		goto out;
-	}
-	if (ag_extmap_alloc(&map, extents_for(size), &runs, &nr)) {
+	default:
 		failf(err, errlen, "pool %s: no room for %" PRIu64 " bytes (%" PRIu64 " extents free)",
-		      pool, size, map.nr_free);
-		ag_extmap_destroy(&map);
+		      pool, size, free_left);
 		goto out;
 	}
-	ag_extmap_destroy(&map);
 	if (!json_object_get(section(state, "tenants"), tenant))
 		json_object_set_new(section(state, "tenants"), tenant, json_object());
 	json_object_set_new(section(state, "volumes"), id,
@@ -255,7 +273,7 @@ int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, char *err,
 		   size_t errlen)
 {
 	struct ag_model m;
-	struct ag_extmap map;
+	uint64_t free_left;
 	struct ag_run *runs = NULL;
 	size_t nr;
 	const struct ag_volume *v;
@@ -275,17 +293,22 @@ int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, char *err,
 	}
 	nr = v->nr_runs;
 	runs = malloc(nr * sizeof(*runs));
-	if (!runs || pool_map(&m, ag_model_pool(&m, v->pool), &map)) {
+	if (!runs) {
 		failf(err, errlen, "out of memory");
 		goto out;
 	}
 	memcpy(runs, v->runs, nr * sizeof(*runs));
-	if (ag_extmap_alloc(&map, extents_for(size) - extents_for(v->size), &runs, &nr)) {
+	switch (allocate(&m, ag_model_pool(&m, v->pool), extents_for(size) - extents_for(v->size),
+			 &runs, &nr, &free_left)) {
+	case 0:
+		break;
+	case -EINVAL:
+		failf(err, errlen, "out of memory");
+		goto out;
+	default:
 		failf(err, errlen, "pool %s: no room to grow %s", v->pool, id);
-		ag_extmap_destroy(&map);
 		goto out;
 	}
-	ag_extmap_destroy(&map);
 	jv = json_object_get(json_object_get(state, "volumes"), id);
 	json_object_set_new(jv, "size", json_integer((json_int_t)size));
 	json_object_set_new(jv, "runs", runs_json(runs, nr));
@@ -382,7 +405,7 @@ out:
 
 /* The wanted tables of every volume, from the model and the live devices. */
 static int wants(const struct ag_model *m, struct ag_want *w, char (*tables)[2][8192],
-		 char *err, size_t errlen)
+		 const struct ag_have *have, size_t nhave, char *err, size_t errlen)
 {
 	size_t i;
 
@@ -404,8 +427,11 @@ static int wants(const struct ag_model *m, struct ag_want *w, char (*tables)[2][
 			return failf(err, errlen, "volume %s: table too long", v->id);
 		/* the kernel prints the device below as maj:min once it exists */
 		snprintf(data, sizeof(data), AG_DM_PREFIX "%s-data", v->id);
-		if (ag_dm_devno(data, data_devno, sizeof(data_devno)))
-			snprintf(data_devno, sizeof(data_devno), "/dev/mapper/%s", data);
+		snprintf(data_devno, sizeof(data_devno), "/dev/mapper/%s", data);
+		for (size_t h = 0; h < nhave; h++)
+			if (!strcmp(have[h].name, data))
+				snprintf(data_devno, sizeof(data_devno), "%u:%u", have[h].major,
+					 have[h].minor);
 		if (ag_sluice_table(v, data_devno, tables[i][1], sizeof(tables[i][1])))
 			return failf(err, errlen, "volume %s: bad policy", v->id);
 	}
@@ -449,10 +475,12 @@ static int converge(const struct ag_model *m, char *err, size_t errlen)
 		struct ag_action *acts;
 		size_t nh, na, i, changes = 0;
 
-		if (wants(m, w, tables, err, errlen))
-			goto out;
 		if (ag_dm_list(AG_DM_PREFIX, &have, &nh)) {
 			failf(err, errlen, "cannot list dm devices");
+			goto out;
+		}
+		if (wants(m, w, tables, have, nh, err, errlen)) {
+			ag_dm_list_free(have, nh);
 			goto out;
 		}
 		if (ag_plan(w, m->nr_vols, have, nh, &acts, &na)) {

@@ -37,6 +37,7 @@ struct ag_want {
 struct ag_have {
 	const char *name;
 	const char *table;
+	unsigned int major, minor;	/* the device's number */
 };
 
 enum ag_action_kind {

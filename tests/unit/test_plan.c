@@ -43,8 +43,8 @@ static void plan_nothing_when_converged(void)
 {
 	struct ag_want w[] = { { "v1", DATA1, TOP1, false }, { "v2", DATA2, TOP2, false } };
 	struct ag_have h[] = {
-		{ "sluice-v2", TOP2 }, { "sluice-v1-data", DATA1 }, { "other", "0 8 zero" },
-		{ "sluice-v1", TOP1 }, { "sluice-v2-data", DATA2 },
+		{ .name = "sluice-v2", .table = TOP2 }, { .name = "sluice-v1-data", .table = DATA1 }, { .name = "other", .table = "0 8 zero" },
+		{ .name = "sluice-v1", .table = TOP1 }, { .name = "sluice-v2-data", .table = DATA2 },
 	};
 
 	CHECK(plan(w, 2, h, 5) == 0);
@@ -54,7 +54,7 @@ static void plan_nothing_when_converged(void)
 static void plan_policy_drift_is_a_message(void)
 {
 	struct ag_want w = { "v1", DATA1, TOP1_LIMITS, false };
-	struct ag_have h[] = { { "sluice-v1-data", DATA1 }, { "sluice-v1", TOP1 } };
+	struct ag_have h[] = { { .name = "sluice-v1-data", .table = DATA1 }, { .name = "sluice-v1", .table = TOP1 } };
 
 	CHECK(plan(&w, 1, h, 2) == 0);
 	CHECK_EQ_U64(nacts, 1);
@@ -68,7 +68,7 @@ static void plan_pool_or_length_drift_is_a_reload(void)
 {
 	struct ag_want w = { "v1", DATA1, TOP1_OTHER_POOL, false };
 	struct ag_want grown = { "v1", DATA2, TOP2, false };
-	struct ag_have h[] = { { "sluice-v1-data", DATA1 }, { "sluice-v1", TOP1 } };
+	struct ag_have h[] = { { .name = "sluice-v1-data", .table = DATA1 }, { .name = "sluice-v1", .table = TOP1 } };
 
 	CHECK(plan(&w, 1, h, 2) == 0);
 	CHECK_EQ_U64(nacts, 1);
@@ -82,7 +82,7 @@ static void plan_pool_or_length_drift_is_a_reload(void)
 static void plan_a_foreign_table_is_a_reload(void)
 {
 	struct ag_want w = { "v1", DATA1, TOP1, false };
-	struct ag_have h[] = { { "sluice-v1-data", DATA1 }, { "sluice-v1", "0 131072 linear 253:1 0" } };
+	struct ag_have h[] = { { .name = "sluice-v1-data", .table = DATA1 }, { .name = "sluice-v1", .table = "0 131072 linear 253:1 0" } };
 
 	CHECK(plan(&w, 1, h, 2) == 0);
 	CHECK_EQ_U64(nacts, 1);
@@ -92,8 +92,8 @@ static void plan_a_foreign_table_is_a_reload(void)
 static void plan_delete_top_then_data(void)
 {
 	struct ag_want w = { "v1", DATA1, TOP1, true };
-	struct ag_have h[] = { { "sluice-v1-data", DATA1 }, { "sluice-v1", TOP1 } };
-	struct ag_have half[] = { { "sluice-v1-data", DATA1 } };
+	struct ag_have h[] = { { .name = "sluice-v1-data", .table = DATA1 }, { .name = "sluice-v1", .table = TOP1 } };
+	struct ag_have half[] = { { .name = "sluice-v1-data", .table = DATA1 } };
 
 	CHECK(plan(&w, 1, h, 2) == 0);
 	CHECK_EQ_U64(nacts, 2);
@@ -110,8 +110,8 @@ static void plan_unknown_sluice_devices_reported_only(void)
 {
 	struct ag_want w = { "v1", DATA1, TOP1, false };
 	struct ag_have h[] = {
-		{ "sluice-v1-data", DATA1 }, { "sluice-v1", TOP1 }, { "sluice-v10", TOP1 },
-		{ "sluice-old-data", DATA1 }, { "vg-root", "0 8 linear 8:0 0" },
+		{ .name = "sluice-v1-data", .table = DATA1 }, { .name = "sluice-v1", .table = TOP1 }, { .name = "sluice-v10", .table = TOP1 },
+		{ .name = "sluice-old-data", .table = DATA1 }, { .name = "vg-root", .table = "0 8 linear 8:0 0" },
 	};
 	size_t i;
 
@@ -136,8 +136,8 @@ static void plan_1000_unchanged_volumes_no_action(void)
 		snprintf(names[i][1], 32, "sluice-vol%zu", i);
 		snprintf(names[i][2], 32, "sluice-vol%zu-data", i);
 		w[i] = (struct ag_want){ names[i][0], DATA1, TOP1, false };
-		h[2 * i] = (struct ag_have){ names[i][1], TOP1 };
-		h[2 * i + 1] = (struct ag_have){ names[i][2], DATA1 };
+		h[2 * i] = (struct ag_have){ .name = names[i][1], .table = TOP1 };
+		h[2 * i + 1] = (struct ag_have){ .name = names[i][2], .table = DATA1 };
 	}
 	CHECK(plan(w, 1000, h, 2000) == 0);
 	CHECK_EQ_U64(nacts, 0);

@@ -50,17 +50,19 @@ static int with_store(const char *dir, int (*op)(struct ag_store *, char **, cha
 		      char **args)
 {
 	struct ag_store s;
-	json_t *state;
 	char err[512] = "";
-	int rc;
+	int rc = ag_store_open(&s, dir);
 
-	if (load(&s, dir, &state))
+	if (rc) {
+		ag_log("error", "%s: %s", dir, strerror(-rc));
 		return 1;
-	json_decref(state);
+	}
 	ag_dm_init();
+	/* each operation loads the store; one that does not load changes nothing */
 	rc = op(&s, args, err, sizeof(err));
 	if (rc)
-		ag_log("error", "%s", err[0] ? err : "failed");
+		ag_log("error", "%s%s", err[0] ? err : "failed",
+		       s.poisoned ? "; stopping, the file is left as it is" : "");
 	ag_store_close(&s);
 	return rc ? 1 : 0;
 }

@@ -458,7 +458,7 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 {
 	struct sluice_c *sc = ti->private;
 	struct sluice_vol *v = sc->vol;
-	struct sluice_io *io = dm_per_bio_data(bio, sizeof(struct sluice_io));
+	struct sluice_io *io = sluice_bio_io(bio);
 	enum req_op op = bio_op(bio);
 	u64 now, wait;
 	int d;
@@ -527,7 +527,7 @@ static int sluice_end_io(struct dm_target *ti, struct bio *bio,
 			 blk_status_t *error)
 {
 	struct sluice_c *sc = ti->private;
-	struct sluice_io *io = dm_per_bio_data(bio, sizeof(struct sluice_io));
+	struct sluice_io *io = sluice_bio_io(bio);
 
 	if (io->pooled)
 		sc->policy->complete(sc->member);

@@ -21,19 +21,9 @@ done
 mkdir -p "$out"
 
 # the selected tests, as the guest's runner selects them
-selected() {
-	[ "$sel" = all ] && return 0
-	old_ifs=$IFS
-	IFS=,
-	for s in $sel; do
-		case $1 in "$s" | "$s"/* | "$s"-*) IFS=$old_ifs; return 0 ;; esac
-	done
-	IFS=$old_ifs
-	return 1
-}
+. "$here/guest/select.sh"
 list=""
-for f in $(cd "$here/tests" && find . -type f | sed 's|^\./||' | LC_ALL=C sort); do
-	case $f in *.sh | *.md) continue ;; esac
+for f in $(list_tests "$here/tests"); do
 	selected "$f" && list="$list $f"
 done
 

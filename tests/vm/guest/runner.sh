@@ -11,17 +11,7 @@
 sel=$1
 root=/sluice/tests
 . /sluice/guest/dmesg-scan.sh
-
-selected() {
-	[ "$sel" = all ] && return 0
-	old_ifs=$IFS
-	IFS=,
-	for s in $sel; do
-		case $1 in "$s" | "$s"/* | "$s"-*) IFS=$old_ifs; return 0 ;; esac
-	done
-	IFS=$old_ifs
-	return 1
-}
+. /sluice/guest/select.sh
 
 run_one() {
 	name=$1 file=$2
@@ -62,11 +52,9 @@ run_one() {
 }
 
 ran=0
-for file in $(find "$root" -type f | LC_ALL=C sort); do
-	name=${file#"$root"/}
-	case $name in *.sh | *.md) continue ;; esac
+for name in $(list_tests "$root"); do
 	selected "$name" || continue
-	run_one "$name" "$file"
+	run_one "$name" "$root/$name"
 	ran=$((ran + 1))
 done
 [ "$ran" -gt 0 ] || echo "not ok vm/select # no guest test matches '$sel'"

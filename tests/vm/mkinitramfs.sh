@@ -11,17 +11,23 @@ set -eu
 
 mode=$1 kver=$2 out=$3
 stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
+trap 'rm -rf "$stage" "$stage.stubs"' EXIT
 
+# copy_with_libs <program>...: the programs and their shared libraries; a
+# library found in $stubs (see stub-libs.sh) goes in as its stand-in.
+stubs=$stage.stubs
 copy_with_libs() {
 	for bin in "$@"; do
 		mkdir -p "$stage$(dirname "$bin")"
 		cp -L "$bin" "$stage$bin"
-		ldd "$bin" | awk '/=>/ && $3 ~ /^\// {print $3} /^[[:space:]]*\/[^ ]*ld-linux/ {print $1}' |
+		LD_LIBRARY_PATH=$stubs ldd "$bin" |
+		awk '/=>/ && $3 ~ /^\// {print $3} /^[[:space:]]*\/[^ ]*ld-linux/ {print $1}' |
 		while read -r lib; do
-			[ -e "$stage$lib" ] && continue
-			mkdir -p "$stage$(dirname "$lib")"
-			cp -L "$lib" "$stage$lib"
+			dest=$lib
+			case $lib in "$stubs"/*) dest=/lib/x86_64-linux-gnu/${lib##*/} ;; esac
+			[ -e "$stage$dest" ] && continue
+			mkdir -p "$stage$(dirname "$dest")"
+			cp -L "$lib" "$stage$dest"
 		done
 	done
 }
@@ -51,6 +57,9 @@ base)
 	mkdir -p "$stage/bin" "$stage/sbin" "$stage/usr/bin" "$stage/usr/sbin" "$stage/dev" \
 		"$stage/proc" "$stage/sys" "$stage/tmp" "$stage/run" "$stage/etc" "$stage/mnt" "$stage/root"
 	cp /bin/busybox "$stage/bin/busybox"
+	# fio's engines for Ceph, Gluster, NBD, RDMA and PMDK are never used
+	"$(dirname "$0")/stub-libs.sh" /usr/bin/fio "$stubs" libgfapi.so.0 libnbd.so.0 \
+		libibverbs.so.1 librdmacm.so.1 librados.so.2 librbd.so.1 libpmemblk.so.1 libpmem.so.1
 	copy_with_libs /usr/sbin/dmsetup /usr/bin/fio /sbin/mke2fs
 	for m in dm-mod dm-delay dm-flakey brd configfs null_blk bfq virtio_blk virtio_pci loop; do
 		copy_module "$m"

@@ -58,7 +58,8 @@ echo "$weighted" | {
 # the base layer is built once, for all guests
 kver=$("$here/../../mk/kver.sh")
 export SLUICE_BASE_CPIO="$out/base-$kver.cpio"
-if [ ! -s "$SLUICE_BASE_CPIO" ] || [ "$here/mkinitramfs.sh" -nt "$SLUICE_BASE_CPIO" ]; then
+if [ ! -s "$SLUICE_BASE_CPIO" ] || [ "$here/mkinitramfs.sh" -nt "$SLUICE_BASE_CPIO" ] ||
+	[ "$here/stub-libs.sh" -nt "$SLUICE_BASE_CPIO" ]; then
 	"$here/mkinitramfs.sh" base "$kver" "$SLUICE_BASE_CPIO"
 fi
 

@@ -40,11 +40,7 @@ test-lint: deps
 # J guests at once, one CPU each (J=1: one guest with two CPUs).
 J ?= 2
 test-vm: modules agent
-ifeq ($(J),1)
-	@$(ROOT)/tests/vm/run.sh -t $(T) -o $(VM_OUT)
-else
 	@$(ROOT)/tests/vm/run-shards.sh -j $(J) -t $(T) -o $(VM_OUT)
-endif
 
 # Until the appliance image exists: the development guest with the modules
 # loaded and a shell on the console.

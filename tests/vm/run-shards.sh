@@ -22,15 +22,26 @@ mkdir -p "$out"
 
 # the selected tests, as the guest's runner selects them
 . "$here/guest/select.sh"
+# (the tests spanning two boots, reboot/*, too: reboot.sh runs them)
 list=""
 for f in $(list_tests "$here/tests"); do
+	case $sel/$f in all/reboot/*) list="$list $f"; continue ;; esac
 	selected "$f" && list="$list $f"
 done
 
-# durations of the last run (10 s for a test not seen yet), longest first
+# durations of the last run (10 s for a test not seen yet), longest first;
+# a reboot test counts both its boots and 10 s for each boot itself
 weighted=$(for t in $list; do
-	d=$(cat "$out"/shard*/results.log 2> /dev/null |
-		sed -n "s|^# $t: took \([0-9]*\).*|\1|p" | tail -n 1)
+	case $t in
+	reboot/*)
+		d=$(cat "$out"/shard*-reboot/"$(echo "$t" | tr / _)"/boot*/results.log 2> /dev/null |
+			sed -n "s|^# $t: took \([0-9]*\).*|\1|p" | awk '{ s += $1 } END { if (NR) print s + 20 }')
+		;;
+	*)
+		d=$(cat "$out"/shard*/results.log 2> /dev/null |
+			sed -n "s|^# $t: took \([0-9]*\).*|\1|p" | tail -n 1)
+		;;
+	esac
 	echo "${d:-10} $t"
 done | sort -rn)
 i=0
@@ -63,30 +74,51 @@ if [ ! -s "$SLUICE_BASE_CPIO" ] || [ "$here/mkinitramfs.sh" -nt "$SLUICE_BASE_CP
 	"$here/mkinitramfs.sh" base "$kver" "$SLUICE_BASE_CPIO"
 fi
 
+# one CPU a guest when guests run side by side, else two
+smp=1
+[ "$jobs" -gt 1 ] || smp=2
 pids="" i=0
 while [ $i -lt "$jobs" ]; do
-	t=$(cat "$out/shard$i.tests")
-	if [ -n "$t" ]; then
-		"$here/run.sh" -t "$t" -o "$out/shard$i" -T "$timeout" -Q "-smp 1" > "$out/shard$i.out" 2>&1 &
-		pids="$pids $!"
-	fi
+	t=$(tr , '\n' < "$out/shard$i.tests" | grep -v '^reboot/' | paste -sd, -)
+	r=$(tr , '\n' < "$out/shard$i.tests" | grep '^reboot/' | paste -sd, -)
+	rm -rf "$out/shard$i" "$out/shard$i.out" "$out/shard$i-reboot" "$out/shard$i-reboot.out"
+	{
+		if [ -n "$t" ]; then
+			"$here/run.sh" -t "$t" -o "$out/shard$i" -T "$timeout" -Q "-smp $smp" \
+				> "$out/shard$i.out" 2>&1 || true
+		fi
+		if [ -n "$r" ]; then
+			"$here/reboot.sh" -t "$r" -o "$out/shard$i-reboot" -T "$timeout" -Q "-smp $smp" \
+				> "$out/shard$i-reboot.out" 2>&1 || true
+		fi
+	} &
+	pids="$pids $!"
 	i=$((i + 1))
 done
 for p in $pids; do
 	wait "$p" || true
 done
 
+# count <vm.counts> <what>: add a guest run's counts (a run without them failed)
+count() {
+	if [ -s "$1" ]; then
+		read -r p f s < "$1"
+	else
+		p=0 f=1 s=0
+		echo "not ok $2 # no results"
+	fi
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+}
+
 passed=0 failed=0 skipped=0 i=0
 while [ $i -lt "$jobs" ]; do
-	if [ -s "$out/shard$i.tests" ] && [ -n "$(cat "$out/shard$i.tests")" ]; then
+	if [ -e "$out/shard$i.out" ]; then
 		sed "s%^\(ok\|not ok\) vm/\([a-z]*\)%\1 vm/\2/guest$i%" "$out/shard$i.out"
-		if [ -s "$out/shard$i/vm.counts" ]; then
-			read -r p f s < "$out/shard$i/vm.counts"
-		else
-			p=0 f=1 s=0
-			echo "not ok vm/guest$i # no results"
-		fi
-		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+		count "$out/shard$i/vm.counts" "vm/guest$i"
+	fi
+	if [ -e "$out/shard$i-reboot.out" ]; then
+		cat "$out/shard$i-reboot.out"
+		count "$out/shard$i-reboot/vm.counts" "vm/reboot$i"
 	fi
 	i=$((i + 1))
 done

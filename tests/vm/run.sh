@@ -1,15 +1,15 @@
 #!/bin/sh
 # Boot the test guest and run guest tests in it.
 # Usage: run.sh [-t tests] [-T timeout_s] [-m shell|test|bench] [-o outdir]
-#               [-M mem_mib] [-Q "extra qemu arguments"]
+#               [-M mem_mib] [-Q "extra qemu arguments"] [-A "kernel arguments"]
 # Prints one line per test (ok/not ok), writes <outdir>/vm.counts with
 # "passed failed skipped", keeps the whole console under <outdir>, and exits
 # non-zero on any failure, hang, panic or timeout.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-tests=all timeout=900 mode=test out=$here/out mem=2048 qemu_extra=""
-while getopts t:T:m:o:M:Q: opt; do
+tests=all timeout=900 mode=test out=$here/out mem=2048 qemu_extra="" kargs=""
+while getopts t:T:m:o:M:Q:A: opt; do
 	case $opt in
 	t) tests=$OPTARG ;;
 	T) timeout=$OPTARG ;;
@@ -17,6 +17,7 @@ while getopts t:T:m:o:M:Q: opt; do
 	o) out=$OPTARG ;;
 	M) mem=$OPTARG ;;
 	Q) qemu_extra=$OPTARG ;;
+	A) kargs=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
@@ -30,7 +31,7 @@ fi
 "$here/mkinitramfs.sh" overlay "$kver" "$out/overlay.cpio" "$root"
 cat "$base" "$out/overlay.cpio" > "$out/initrd.cpio"
 
-append="console=ttyS0 log_buf_len=8M panic=-1 sluice.mode=$mode sluice.tests=$tests"
+append="console=ttyS0 log_buf_len=8M panic=-1 sluice.mode=$mode sluice.tests=$tests${kargs:+ $kargs}"
 set -- qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 2 -m "$mem" \
 	-kernel "/boot/vmlinuz-$kver" -initrd "$out/initrd.cpio" -no-reboot
 # shellcheck disable=SC2086

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Device-mapper control through libdevmapper; see dmctl.h. */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +98,22 @@ static char *table_of(const char *name)
 	return out;
 }
 
-int ag_dm_list(const char *prefix, struct ag_have **out, size_t *n)
+static bool name_has_prefix(const char *name, const void *prefix)
+{
+	return !strncmp(name, prefix, strlen(prefix));
+}
+
+/* A volume's two devices: AG_DM_PREFIX<id> and AG_DM_PREFIX<id>-data. */
+static bool name_of_volume(const char *name, const void *id)
+{
+	size_t pl = strlen(AG_DM_PREFIX), il = strlen(id);
+
+	return !strncmp(name, AG_DM_PREFIX, pl) && !strncmp(name + pl, id, il) &&
+	       (!name[pl + il] || !strcmp(name + pl + il, "-data"));
+}
+
+static int list(bool (*match)(const char *, const void *), const void *arg,
+		struct ag_have **out, size_t *n)
 {
 	struct dm_task *t = task(DM_DEVICE_LIST, NULL);
 	struct dm_names *names;
@@ -116,7 +132,7 @@ int ag_dm_list(const char *prefix, struct ag_have **out, size_t *n)
 	if (names && names->dev) {
 		do {
 			names = (struct dm_names *)((char *)names + next);
-			if (!strncmp(names->name, prefix, strlen(prefix))) {
+			if (match(names->name, arg)) {
 				if (nh == cap) {
 					struct ag_have *g;
 
@@ -148,6 +164,16 @@ nomem:
 	dm_task_destroy(t);
 	ag_dm_list_free(h, nh);
 	return -1;
+}
+
+int ag_dm_list(const char *prefix, struct ag_have **out, size_t *n)
+{
+	return list(name_has_prefix, prefix, out, n);
+}
+
+int ag_dm_list_volume(const char *id, struct ag_have **out, size_t *n)
+{
+	return list(name_of_volume, id, out, n);
 }
 
 void ag_dm_list_free(struct ag_have *h, size_t n)

@@ -205,6 +205,8 @@ static int check_policy(const char *id, const char *tenant, const char *pool,
 	return rc;
 }
 
+static int reconcile(struct ag_store *s, const char *only, char *err, size_t errlen);
+
 int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
 		     const char *pool, uint64_t size, const char *policy, char *err,
 		     size_t errlen)
@@ -251,7 +253,7 @@ int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
 				      "policy", policy, "state", "ready"));
 	if (ag_store_save(s, state, err, errlen))
 		goto out;
-	rc = ag_reconcile(s, err, errlen);
+	rc = reconcile(s, id, err, errlen);
 out:
 	free(runs);
 	ag_model_free(&m);
@@ -314,7 +316,7 @@ int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, char *err,
 	json_object_set_new(jv, "runs", runs_json(runs, nr));
 	if (ag_store_save(s, state, err, errlen))
 		goto out;
-	rc = ag_reconcile(s, err, errlen);
+	rc = reconcile(s, id, err, errlen);
 out:
 	free(runs);
 	ag_model_free(&m);
@@ -343,7 +345,7 @@ int ag_volume_set(struct ag_store *s, const char *id, const char *policy, char *
 			    json_string(policy));
 	if (ag_store_save(s, state, err, errlen))
 		goto out;
-	rc = ag_reconcile(s, err, errlen);
+	rc = reconcile(s, id, err, errlen);
 out:
 	ag_model_free(&m);
 	json_decref(state);
@@ -393,7 +395,7 @@ int ag_volume_delete(struct ag_store *s, const char *id, char *err, size_t errle
 	vols = json_object_get(state, "volumes");
 	json_object_set_new(json_object_get(vols, id), "state", json_string("deleting"));
 	/* reconcile removes the devices, zeroes the extents, drops the volume */
-	if (ag_store_save(s, state, err, errlen) || ag_reconcile(s, err, errlen))
+	if (ag_store_save(s, state, err, errlen) || reconcile(s, id, err, errlen))
 		goto out;
 	rc = 0;
 	ag_log("info", "volume %s deleted, its extents zeroed", id);
@@ -403,18 +405,26 @@ out:
 	return rc;
 }
 
-/* The wanted tables of every volume, from the model and the live devices. */
-static int wants(const struct ag_model *m, struct ag_want *w, char (*tables)[2][8192],
-		 const struct ag_have *have, size_t nhave, char *err, size_t errlen)
+/*
+ * The wanted tables of every volume (or of the one named only), from the
+ * model and the live devices; *nw is how many.
+ */
+static int wants(const struct ag_model *m, const char *only, struct ag_want *w,
+		 char (*tables)[2][8192], size_t *nw, const struct ag_have *have, size_t nhave,
+		 char *err, size_t errlen)
 {
-	size_t i;
+	size_t v_i, i = 0;
 
-	for (i = 0; i < m->nr_vols; i++) {
-		const struct ag_volume *v = &m->vols[i];
+	*nw = 0;
+	for (v_i = 0; v_i < m->nr_vols; v_i++) {
+		const struct ag_volume *v = &m->vols[v_i];
 		const struct ag_pool *p = ag_model_pool(m, v->pool);
 		char pool_devno[32], data_devno[160], data[128];
 		struct stat st;
 
+		if (only && strcmp(v->id, only))
+			continue;
+		i = (*nw)++;
 		w[i] = (struct ag_want){ v->id, tables[i][0], tables[i][1], v->deleting };
 		if (v->deleting)
 			continue;
@@ -458,9 +468,11 @@ static int apply(const struct ag_action *a)
 
 /*
  * Plan and apply until nothing is left to do (three passes at most: a
- * created data device changes how the sluice table over it reads).
+ * created data device changes how the sluice table over it reads). With
+ * only, just that volume's devices are read and changed: an operation on
+ * one volume costs the same with 1 or 1000 volumes.
  */
-static int converge(const struct ag_model *m, char *err, size_t errlen)
+static int converge(const struct ag_model *m, const char *only, char *err, size_t errlen)
 {
 	struct ag_want *w = calloc(m->nr_vols + 1, sizeof(*w));
 	char (*tables)[2][8192] = calloc(m->nr_vols + 1, sizeof(*tables));
@@ -473,17 +485,18 @@ static int converge(const struct ag_model *m, char *err, size_t errlen)
 	for (pass = 0; pass < 3; pass++) {
 		struct ag_have *have;
 		struct ag_action *acts;
-		size_t nh, na, i, changes = 0;
+		size_t nh, nw, na, i, changes = 0;
 
-		if (ag_dm_list(AG_DM_PREFIX, &have, &nh)) {
+		if (only ? ag_dm_list_volume(only, &have, &nh) :
+			   ag_dm_list(AG_DM_PREFIX, &have, &nh)) {
 			failf(err, errlen, "cannot list dm devices");
 			goto out;
 		}
-		if (wants(m, w, tables, have, nh, err, errlen)) {
+		if (wants(m, only, w, tables, &nw, have, nh, err, errlen)) {
 			ag_dm_list_free(have, nh);
 			goto out;
 		}
-		if (ag_plan(w, m->nr_vols, have, nh, &acts, &na)) {
+		if (ag_plan(w, nw, have, nh, &acts, &na)) {
 			ag_dm_list_free(have, nh);
 			failf(err, errlen, "out of memory");
 			goto out;
@@ -520,7 +533,8 @@ out:
 	return rc;
 }
 
-int ag_reconcile(struct ag_store *s, char *err, size_t errlen)
+/* Converge all volumes, or the one named only; finish deletes. */
+static int reconcile(struct ag_store *s, const char *only, char *err, size_t errlen)
 {
 	struct ag_model m;
 	json_t *state, *vols;
@@ -529,13 +543,13 @@ int ag_reconcile(struct ag_store *s, char *err, size_t errlen)
 
 	if (load(s, &state, &m, err, errlen))
 		return -1;
-	rc = converge(&m, err, errlen);
+	rc = converge(&m, only, err, errlen);
 	/* a delete that a crash interrupted: its devices are gone now */
 	vols = json_object_get(state, "volumes");
 	for (i = 0; !rc && i < m.nr_vols; i++) {
 		const struct ag_volume *v = &m.vols[i];
 
-		if (!v->deleting)
+		if (!v->deleting || (only && strcmp(v->id, only)))
 			continue;
 		rc = wipe(ag_model_pool(&m, v->pool), v, err, errlen);
 		if (!rc) {
@@ -545,10 +559,15 @@ int ag_reconcile(struct ag_store *s, char *err, size_t errlen)
 	}
 	if (!rc && finished)
 		rc = ag_store_save(s, state, err, errlen);
-	if (!rc)
+	if (!rc && !only)
 		ag_log("info", "reconciled: %zu volumes, %lu dm calls", m.nr_vols - finished,
 		       ag_dm_calls);
 	ag_model_free(&m);
 	json_decref(state);
 	return rc;
+}
+
+int ag_reconcile(struct ag_store *s, char *err, size_t errlen)
+{
+	return reconcile(s, NULL, err, errlen);
 }

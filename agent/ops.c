@@ -205,7 +205,8 @@ static int check_policy(const char *id, const char *tenant, const char *pool,
 	return rc;
 }
 
-static int reconcile(struct ag_store *s, const char *only, char *err, size_t errlen);
+static int save_and_converge(struct ag_store *s, json_t *state, const char *id, char *err,
+			     size_t errlen);
 
 int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
 		     const char *pool, uint64_t size, const char *policy, char *err,
@@ -251,9 +252,7 @@ int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
 			    json_pack("{s:s, s:s, s:I, s:o, s:s, s:s}", "tenant", tenant, "pool", pool,
 				      "size", (json_int_t)size, "runs", runs_json(runs, nr),
 				      "policy", policy, "state", "ready"));
-	if (ag_store_save(s, state, err, errlen))
-		goto out;
-	rc = reconcile(s, id, err, errlen);
+	rc = save_and_converge(s, state, id, err, errlen);
 out:
 	free(runs);
 	ag_model_free(&m);
@@ -314,9 +313,7 @@ int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, char *err,
 	jv = json_object_get(json_object_get(state, "volumes"), id);
 	json_object_set_new(jv, "size", json_integer((json_int_t)size));
 	json_object_set_new(jv, "runs", runs_json(runs, nr));
-	if (ag_store_save(s, state, err, errlen))
-		goto out;
-	rc = reconcile(s, id, err, errlen);
+	rc = save_and_converge(s, state, id, err, errlen);
 out:
 	free(runs);
 	ag_model_free(&m);
@@ -343,9 +340,7 @@ int ag_volume_set(struct ag_store *s, const char *id, const char *policy, char *
 		goto out;
 	json_object_set_new(json_object_get(json_object_get(state, "volumes"), id), "policy",
 			    json_string(policy));
-	if (ag_store_save(s, state, err, errlen))
-		goto out;
-	rc = reconcile(s, id, err, errlen);
+	rc = save_and_converge(s, state, id, err, errlen);
 out:
 	ag_model_free(&m);
 	json_decref(state);
@@ -395,7 +390,7 @@ int ag_volume_delete(struct ag_store *s, const char *id, char *err, size_t errle
 	vols = json_object_get(state, "volumes");
 	json_object_set_new(json_object_get(vols, id), "state", json_string("deleting"));
 	/* reconcile removes the devices, zeroes the extents, drops the volume */
-	if (ag_store_save(s, state, err, errlen) || reconcile(s, id, err, errlen))
+	if (save_and_converge(s, state, id, err, errlen))
 		goto out;
 	rc = 0;
 	ag_log("info", "volume %s deleted, its extents zeroed", id);
@@ -533,15 +528,20 @@ out:
 	return rc;
 }
 
-/* Converge all volumes, or the one named only; finish deletes. */
-static int reconcile(struct ag_store *s, const char *only, char *err, size_t errlen)
+/*
+ * Converge the kernel with state (all volumes, or the one named only) and
+ * finish deletes; state is the document in the store, changed and saved
+ * again when a delete finishes.
+ */
+static int converge_state(struct ag_store *s, json_t *state, const char *only, char *err,
+			  size_t errlen)
 {
 	struct ag_model m;
-	json_t *state, *vols;
+	json_t *vols;
 	size_t i, finished = 0;
 	int rc;
 
-	if (load(s, &state, &m, err, errlen))
+	if (ag_model_from_json(&m, state, err, errlen))
 		return -1;
 	rc = converge(&m, only, err, errlen);
 	/* a delete that a crash interrupted: its devices are gone now */
@@ -563,11 +563,29 @@ static int reconcile(struct ag_store *s, const char *only, char *err, size_t err
 		ag_log("info", "reconciled: %zu volumes, %lu dm calls", m.nr_vols - finished,
 		       ag_dm_calls);
 	ag_model_free(&m);
-	json_decref(state);
 	return rc;
+}
+
+/*
+ * An operation's acknowledgement: its changed state durable, then the
+ * kernel converged for its volume from that same document.
+ */
+static int save_and_converge(struct ag_store *s, json_t *state, const char *id, char *err,
+			     size_t errlen)
+{
+	if (ag_store_save(s, state, err, errlen))
+		return -1;
+	return converge_state(s, state, id, err, errlen);
 }
 
 int ag_reconcile(struct ag_store *s, char *err, size_t errlen)
 {
-	return reconcile(s, NULL, err, errlen);
+	json_t *state;
+	int rc;
+
+	if (ag_store_load(s, &state, err, errlen))
+		return -1;
+	rc = converge_state(s, state, NULL, err, errlen);
+	json_decref(state);
+	return rc;
 }

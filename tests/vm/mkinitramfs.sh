@@ -6,10 +6,20 @@
 #   overlay the project's modules and binaries, /init and the guest tests.
 #           Rebuilt on every run; small.
 # Usage: mkinitramfs.sh base <kver> <out.cpio>
+#        mkinitramfs.sh base-if-stale <kver> <out.cpio>  (missing or older than
+#                                                       the scripts building it)
 #        mkinitramfs.sh overlay <kver> <out.cpio> <repo-root>
 set -eu
 
 mode=$1 kver=$2 out=$3
+if [ "$mode" = base-if-stale ]; then
+	here=$(dirname "$0")
+	if [ -s "$out" ] && ! [ "$here/mkinitramfs.sh" -nt "$out" ] &&
+		! [ "$here/stub-libs.sh" -nt "$out" ]; then
+		exit 0
+	fi
+	mode=base
+fi
 stage=$(mktemp -d)
 trap 'rm -rf "$stage" "$stage.stubs"' EXIT
 

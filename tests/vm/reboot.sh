@@ -20,8 +20,8 @@ while getopts t:o:T:Q: opt; do
 done
 mkdir -p "$out"
 . "$here/guest/select.sh"
+. "$here/counts.sh"
 
-passed=0 failed=0 skipped=0
 for t in $(list_tests "$here/tests"); do
 	case $t in reboot/*) ;; *) continue ;; esac
 	selected "$t" || continue
@@ -37,13 +37,7 @@ for t in $(list_tests "$here/tests"); do
 		"$here/run.sh" -t "$t" -o "$dir/boot$boot" -T "$timeout" -Q "$qemu_extra $disks" \
 			-A "sluice.boot=$boot" > "$dir/boot$boot.out" 2>&1 || true
 		sed -n "s%^\(ok\|not ok\) \([^ ]*\)%\1 \2/boot$boot%p" "$dir/boot$boot.out"
-		if [ -s "$dir/boot$boot/vm.counts" ]; then
-			read -r p f s < "$dir/boot$boot/vm.counts"
-		else
-			p=0 f=1 s=0
-			echo "not ok $t/boot$boot # no results; see $dir/boot$boot/"
-		fi
-		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+		count "$dir/boot$boot/vm.counts" "$t/boot$boot"
 	done
 done
 echo "$passed $failed $skipped" > "$out/vm.counts"

@@ -69,10 +69,7 @@ echo "$weighted" | {
 # the base layer is built once, for all guests
 kver=$("$here/../../mk/kver.sh")
 export SLUICE_BASE_CPIO="$out/base-$kver.cpio"
-if [ ! -s "$SLUICE_BASE_CPIO" ] || [ "$here/mkinitramfs.sh" -nt "$SLUICE_BASE_CPIO" ] ||
-	[ "$here/stub-libs.sh" -nt "$SLUICE_BASE_CPIO" ]; then
-	"$here/mkinitramfs.sh" base "$kver" "$SLUICE_BASE_CPIO"
-fi
+"$here/mkinitramfs.sh" base-if-stale "$kver" "$SLUICE_BASE_CPIO"
 
 # one CPU a guest when guests run side by side, else two
 smp=1
@@ -99,18 +96,8 @@ for p in $pids; do
 	wait "$p" || true
 done
 
-# count <vm.counts> <what>: add a guest run's counts (a run without them failed)
-count() {
-	if [ -s "$1" ]; then
-		read -r p f s < "$1"
-	else
-		p=0 f=1 s=0
-		echo "not ok $2 # no results"
-	fi
-	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-}
-
-passed=0 failed=0 skipped=0 i=0
+. "$here/counts.sh"
+i=0
 while [ $i -lt "$jobs" ]; do
 	if [ -e "$out/shard$i.out" ]; then
 		sed "s%^\(ok\|not ok\) vm/\([a-z]*\)%\1 vm/\2/guest$i%" "$out/shard$i.out"

@@ -25,9 +25,7 @@ kver=$("$root/mk/kver.sh")
 mkdir -p "$out"
 
 base=${SLUICE_BASE_CPIO:-$out/base-$kver.cpio}
-if [ ! -s "$base" ] || [ "$here/mkinitramfs.sh" -nt "$base" ] || [ "$here/stub-libs.sh" -nt "$base" ]; then
-	"$here/mkinitramfs.sh" base "$kver" "$base"
-fi
+"$here/mkinitramfs.sh" base-if-stale "$kver" "$base"
 "$here/mkinitramfs.sh" overlay "$kver" "$out/overlay.cpio" "$root"
 cat "$base" "$out/overlay.cpio" > "$out/initrd.cpio"
 

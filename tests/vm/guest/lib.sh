@@ -19,6 +19,14 @@ dm_create() {
 	[ -b "/dev/mapper/$1" ] || dmsetup mknodes "$1"
 }
 
+# dm_create_many "<name>,,,,<table>;<name>,,,,<table>...": many devices in
+# one dmsetup call (--concise: name,uuid,minor,flags,table); each process
+# start costs a tenth of a second under TCG.
+dm_create_many() {
+	dmsetup create --concise --noudevsync "$1" || fail "dmsetup create --concise failed for: $1"
+	dmsetup mknodes
+}
+
 # dm_try_create <name> <table>: create, returning dmsetup's status; output in
 # $DM_ERR for the caller to inspect.
 dm_try_create() {

@@ -21,6 +21,19 @@
 
 static int failf(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+static int failc(char *err, size_t errlen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* A failure of class code (AG_E_*): returns -code. */
+static int failc(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -code;
+}
 
 static int failf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -95,18 +108,18 @@ int ag_pool_add(struct ag_store *s, const char *name, const char *device, bool f
 	int rc = -1;
 
 	if (!ag_valid_id(name))
-		return failf(err, errlen, "pool name: 1 to %d of a-z 0-9 -", AG_ID_MAX);
+		return failc(err, errlen, AG_E_INVALID, "pool name: 1 to %d of a-z 0-9 -", AG_ID_MAX);
 	if (stat(device, &st) || !S_ISBLK(st.st_mode))
-		return failf(err, errlen, "%s: not a block device", device);
+		return failc(err, errlen, AG_E_INVALID, "%s: not a block device", device);
 	if (load(s, &state, &m, err, errlen))
 		return -1;
 	if (ag_model_pool(&m, name)) {
-		failf(err, errlen, "pool %s exists", name);
+		rc = failc(err, errlen, AG_E_EXISTS, "pool %s exists", name);
 		goto out;
 	}
 	for (size_t i = 0; i < m.nr_pools; i++)
 		if (!strcmp(m.pools[i].device, device)) {
-			failf(err, errlen, "%s is pool %s already", device, m.pools[i].name);
+			rc = failc(err, errlen, AG_E_EXISTS, "%s is pool %s already", device, m.pools[i].name);
 			goto out;
 		}
 	if (probe_signature(device, sig, sizeof(sig), &size)) {
@@ -114,11 +127,11 @@ int ag_pool_add(struct ag_store *s, const char *name, const char *device, bool f
 		goto out;
 	}
 	if (sig[0] && !force) {
-		failf(err, errlen, "%s carries a %s signature; not taken without force", device, sig);
+		rc = failc(err, errlen, AG_E_REFUSED, "%s carries a %s signature; not taken without force", device, sig);
 		goto out;
 	}
 	if (ag_extents_of(size) < 2) {
-		failf(err, errlen, "%s: too small (at least %" PRIu64 " bytes)", device,
+		rc = failc(err, errlen, AG_E_INVALID, "%s: too small (at least %" PRIu64 " bytes)", device,
 		      2 * AG_EXTENT_BYTES);
 		goto out;
 	}
@@ -221,18 +234,18 @@ int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
 	int rc = -1;
 
 	if (!size || size % 512)
-		return failf(err, errlen, "size: a positive multiple of 512");
+		return failc(err, errlen, AG_E_INVALID, "size: a positive multiple of 512");
 	if (check_policy(id, tenant, pool, policy, err, errlen))
-		return -1;
+		return -AG_E_INVALID;
 	if (load(s, &state, &m, err, errlen))
 		return -1;
 	p = ag_model_pool(&m, pool);
 	if (!p) {
-		failf(err, errlen, "no pool %s", pool);
+		rc = failc(err, errlen, AG_E_NOTFOUND, "no pool %s", pool);
 		goto out;
 	}
 	if (json_object_get(json_object_get(state, "volumes"), id)) {
-		failf(err, errlen, "volume %s exists", id);
+		rc = failc(err, errlen, AG_E_EXISTS, "volume %s exists", id);
 		goto out;
 	}
 	switch (allocate(&m, p, extents_for(size), &runs, &nr, &free_left)) {
@@ -242,7 +255,7 @@ int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
 		failf(err, errlen, "pool %s: extent map", pool);
 		goto out;
 	default:
-		failf(err, errlen, "pool %s: no room for %" PRIu64 " bytes (%" PRIu64 " extents free)",
+		rc = failc(err, errlen, AG_E_NOSPACE, "pool %s: no room for %" PRIu64 " bytes (%" PRIu64 " extents free)",
 		      pool, size, free_left);
 		goto out;
 	}
@@ -285,11 +298,11 @@ int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, char *err,
 		return -1;
 	v = find_vol(&m, id);
 	if (!v || v->deleting) {
-		failf(err, errlen, "no volume %s", id);
+		rc = failc(err, errlen, AG_E_NOTFOUND, "no volume %s", id);
 		goto out;
 	}
 	if (size % 512 || size <= v->size) {
-		failf(err, errlen, "size: a multiple of 512 above the current %" PRIu64, v->size);
+		rc = failc(err, errlen, AG_E_INVALID, "size: a multiple of 512 above the current %" PRIu64, v->size);
 		goto out;
 	}
 	nr = v->nr_runs;
@@ -307,7 +320,7 @@ int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, char *err,
 		failf(err, errlen, "out of memory");
 		goto out;
 	default:
-		failf(err, errlen, "pool %s: no room to grow %s", v->pool, id);
+		rc = failc(err, errlen, AG_E_NOSPACE, "pool %s: no room to grow %s", v->pool, id);
 		goto out;
 	}
 	jv = json_object_get(json_object_get(state, "volumes"), id);
@@ -333,11 +346,13 @@ int ag_volume_set(struct ag_store *s, const char *id, const char *policy, char *
 		return -1;
 	v = find_vol(&m, id);
 	if (!v || v->deleting) {
-		failf(err, errlen, "no volume %s", id);
+		rc = failc(err, errlen, AG_E_NOTFOUND, "no volume %s", id);
 		goto out;
 	}
-	if (check_policy(id, v->tenant, v->pool, policy, err, errlen))
+	if (check_policy(id, v->tenant, v->pool, policy, err, errlen)) {
+		rc = -AG_E_INVALID;
 		goto out;
+	}
 	json_object_set_new(json_object_get(json_object_get(state, "volumes"), id), "policy",
 			    json_string(policy));
 	rc = save_and_converge(s, state, id, err, errlen);
@@ -384,7 +399,7 @@ int ag_volume_delete(struct ag_store *s, const char *id, char *err, size_t errle
 		return -1;
 	v = find_vol(&m, id);
 	if (!v) {
-		failf(err, errlen, "no volume %s", id);
+		rc = failc(err, errlen, AG_E_NOTFOUND, "no volume %s", id);
 		goto out;
 	}
 	vols = json_object_get(state, "volumes");

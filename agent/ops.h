@@ -10,7 +10,8 @@
  *   then drop the volume from the store (a crash in between finishes the
  *   delete on the next run, so the next tenant never reads old data).
  * An operation returns 0 only once the state is durable and the kernel has
- * it: that is its acknowledgement.
+ * it: that is its acknowledgement. A failure returns -AG_E_<class>, with a
+ * message in err; nothing was changed unless the class is AG_E_INTERNAL.
  */
 #ifndef SLUICE_AGENT_OPS_H
 #define SLUICE_AGENT_OPS_H
@@ -20,6 +21,15 @@
 #include <stdint.h>
 
 #include "store.h"
+
+enum ag_error_class {
+	AG_E_INTERNAL = 1,	/* store, kernel or memory: -1 from the layers below */
+	AG_E_INVALID,		/* a bad argument */
+	AG_E_NOTFOUND,		/* no such pool or volume */
+	AG_E_EXISTS,		/* the name is taken */
+	AG_E_NOSPACE,		/* the pool has no room */
+	AG_E_REFUSED,		/* a device with a signature, without force */
+};
 
 int ag_pool_add(struct ag_store *s, const char *name, const char *device, bool force,
 		char *err, size_t errlen);

@@ -1,13 +1,18 @@
 # The agent, sluiced, built into build/bin/ (and into the guest's /usr/sbin).
 AGENT_DIR := $(ROOT)/agent
+# The API's sources; the handlers are also linked into host tests (api.mk).
+API_SRC := $(addprefix $(ROOT)/api/,server.c routes.c common.c admin.c volumes.c stats.c \
+	problem.c policy.c auth.c config.c)
 AGENT_SRC := $(AGENT_DIR)/sluiced.c $(AGENT_DIR)/ops.c $(AGENT_DIR)/dmctl.c $(AGENT_DIR)/model.c \
-	$(AGENT_DIR)/plan.c $(AGENT_DIR)/store.c $(AGENT_DIR)/extent.c $(ROOT)/dmtarget/sluice-core.c
-AGENT_HDR := $(wildcard $(AGENT_DIR)/*.h) $(ROOT)/dmtarget/sluice-core.h
+	$(AGENT_DIR)/plan.c $(AGENT_DIR)/store.c $(AGENT_DIR)/extent.c $(ROOT)/dmtarget/sluice-core.c \
+	$(API_SRC)
+AGENT_HDR := $(wildcard $(AGENT_DIR)/*.h) $(ROOT)/dmtarget/sluice-core.h $(wildcard $(ROOT)/api/*.h)
 SLUICED := $(BUILD)/bin/sluiced
 
 $(SLUICED): $(AGENT_SRC) $(AGENT_HDR)
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $(AGENT_SRC) -ljansson -ldevmapper -lblkid
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $(AGENT_SRC) -ljansson -ldevmapper -lblkid \
+		-lmicrohttpd -lgnutls -lpthread
 
 agent: deps
 	@$(MAKE) --no-print-directory $(SLUICED)

@@ -98,6 +98,25 @@ static char *table_of(const char *name)
 	return out;
 }
 
+char *ag_dm_status(const char *name)
+{
+	struct dm_task *t = task(DM_DEVICE_STATUS, name);
+	char *type = NULL, *params = NULL, *out = NULL;
+	uint64_t start, length;
+
+	if (!t || run(t)) {
+		if (t)
+			dm_task_destroy(t);
+		return NULL;
+	}
+	/* a sluice device has one target */
+	dm_get_next_target(t, NULL, &start, &length, &type, &params);
+	if (type)
+		out = strdup(params ? params : "");
+	dm_task_destroy(t);
+	return out;
+}
+
 static bool name_has_prefix(const char *name, const void *prefix)
 {
 	return !strncmp(name, prefix, strlen(prefix));

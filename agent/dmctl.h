@@ -20,6 +20,9 @@ int ag_dm_list(const char *prefix, struct ag_have **out, size_t *n);
 int ag_dm_list_volume(const char *id, struct ag_have **out, size_t *n);
 void ag_dm_list_free(struct ag_have *h, size_t n);
 
+/* The status (INFO) line of name's first target, malloc'd; NULL if none. */
+char *ag_dm_status(const char *name);
+
 int ag_dm_create(const char *name, const char *table);
 /* Load a new table, then suspend and resume so that it goes live. */
 int ag_dm_reload(const char *name, const char *table);

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Logging to stderr, one line each, "sluiced: <level>: <message>". */
+/*
+ * Logging to stderr, one line each, "sluiced: <level>: <message>"; under
+ * systemd (JOURNAL_STREAM set) "<priority>message" instead, which the
+ * journal takes as the line's priority (sd-daemon(3)).
+ */
 #ifndef SLUICE_AGENT_LOG_H
 #define SLUICE_AGENT_LOG_H
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static inline void ag_log(const char *level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -13,7 +19,11 @@ static inline void ag_log(const char *level, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "sluiced: %s: ", level);
+	if (getenv("JOURNAL_STREAM"))
+		fprintf(stderr, "<%c>", !strcmp(level, "error") ? '3' :
+			!strcmp(level, "warning") ? '4' : '6');
+	else
+		fprintf(stderr, "sluiced: %s: ", level);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

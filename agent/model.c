@@ -51,6 +51,11 @@ static int check_policy(const char *policy, char *why, size_t len)
 	return 0;
 }
 
+int ag_policy_check(const char *policy, char *why, size_t len)
+{
+	return check_policy(policy, why, len);
+}
+
 static int load_pools(struct ag_model *m, json_t *pools, char *err, size_t errlen)
 {
 	const char *name;

@@ -53,6 +53,9 @@ struct ag_model {
 
 bool ag_valid_id(const char *id);
 
+/* A policy (table arguments) as the target's parser takes it, with a pool. */
+int ag_policy_check(const char *policy, char *why, size_t len);
+
 /* Read and check a state object. 0, or -1 with a message in err. */
 int ag_model_from_json(struct ag_model *m, json_t *state, char *err, size_t errlen);
 void ag_model_free(struct ag_model *m);

@@ -362,6 +362,51 @@ out:
 	return rc;
 }
 
+int ag_tenant_create(struct ag_store *s, const char *id, json_t *record, char *err,
+		     size_t errlen)
+{
+	json_t *state;
+	int rc;
+
+	if (!ag_valid_id(id))
+		return failc(err, errlen, AG_E_INVALID, "id: 1 to %d of a-z 0-9 -", AG_ID_MAX);
+	if (ag_store_load(s, &state, err, errlen))
+		return -AG_E_INTERNAL;
+	if (json_object_get(section(state, "tenants"), id)) {
+		rc = failc(err, errlen, AG_E_EXISTS, "tenant %s exists", id);
+	} else {
+		json_object_set(section(state, "tenants"), id, record);
+		rc = ag_store_save(s, state, err, errlen) ? -AG_E_INTERNAL : 0;
+	}
+	if (!rc)
+		ag_log("info", "tenant %s created", id);
+	json_decref(state);
+	return rc;
+}
+
+int ag_tenant_delete(struct ag_store *s, const char *id, char *err, size_t errlen)
+{
+	json_t *state, *vol;
+	const char *vid;
+	int rc = 0;
+
+	if (ag_store_load(s, &state, err, errlen))
+		return -AG_E_INTERNAL;
+	if (!json_object_get(section(state, "tenants"), id))
+		rc = failc(err, errlen, AG_E_NOTFOUND, "no tenant %s", id);
+	json_object_foreach(section(state, "volumes"), vid, vol)
+		if (!rc && !strcmp(json_string_value(json_object_get(vol, "tenant")), id))
+			rc = failc(err, errlen, AG_E_EXISTS, "tenant %s has volume %s", id, vid);
+	if (!rc) {
+		json_object_del(section(state, "tenants"), id);
+		rc = ag_store_save(s, state, err, errlen) ? -AG_E_INTERNAL : 0;
+	}
+	if (!rc)
+		ag_log("info", "tenant %s deleted", id);
+	json_decref(state);
+	return rc;
+}
+
 /* Zero a volume's extents on its pool's disk, so the next owner reads zeros. */
 static int wipe(const struct ag_pool *p, const struct ag_volume *v, char *err, size_t errlen)
 {

@@ -42,6 +42,12 @@ int ag_volume_set(struct ag_store *s, const char *id, const char *policy, char *
 		  size_t errlen);
 int ag_volume_delete(struct ag_store *s, const char *id, char *err, size_t errlen);
 
+/* A tenant and its record (token hash, ceilings), stored as given. */
+int ag_tenant_create(struct ag_store *s, const char *id, json_t *record, char *err,
+		     size_t errlen);
+/* Only a tenant without volumes. */
+int ag_tenant_delete(struct ag_store *s, const char *id, char *err, size_t errlen);
+
 /* Converge the kernel with the stored state; 0 when nothing is left to do. */
 int ag_reconcile(struct ag_store *s, char *err, size_t errlen);
 

@@ -4,10 +4,11 @@
  *
  *   sluiced [-s <state dir>] <command> ...   (see usage())
  *
- * Until the API exists the operations are commands: each loads the store,
- * changes it durably, converges the kernel and exits 0 only then.
+ * "daemon" serves the JSON HTTP API (api/); the other commands are the same
+ * operations for the operator at the console: each loads the store, changes
+ * it durably, converges the kernel and exits 0 only then.
  *
- * Logs go to stderr, one line each, "sluiced: <level>: <message>".
+ * Logs go to stderr, one line each (see log.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,8 +26,10 @@
 #include "store.h"
 #include "ops.h"
 #include "log.h"
+#include "../api/server.h"
 
 #define STATE_DIR_DEFAULT "/var/lib/sluice"
+#define CONFIG_DEFAULT "/etc/sluice/sluiced.conf"
 
 static int load(struct ag_store *s, const char *dir, json_t **state)
 {
@@ -195,7 +198,9 @@ static int cmd_list(const char *dir)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: sluiced [-s <state dir>] <command>\n"
+	fprintf(stderr, "usage: sluiced [-c <config>] [-s <state dir>] <command>\n"
+		"  daemon                                     reconcile, then serve the API\n"
+		"                                             (config: " CONFIG_DEFAULT ")\n"
 		"  reconcile                                  converge the kernel with the store\n"
 		"  import <file>                              check a state object, store it\n"
 		"  show                                       print the stored state\n"
@@ -264,13 +269,18 @@ static int cmd_serve(const char *dir)
 
 int main(int argc, char **argv)
 {
-	const char *dir = STATE_DIR_DEFAULT;
+	const char *dir = STATE_DIR_DEFAULT, *config = CONFIG_DEFAULT;
+	bool dir_given = false;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "s:h")) != -1) {
+	while ((opt = getopt(argc, argv, "c:s:h")) != -1) {
 		switch (opt) {
+		case 'c':
+			config = optarg;
+			break;
 		case 's':
 			dir = optarg;
+			dir_given = true;
 			break;
 		default:
 			usage();
@@ -285,6 +295,8 @@ int main(int argc, char **argv)
 	argv += optind;
 	if (!strcmp(argv[0], "serve") && argc == 1)
 		return cmd_serve(dir);
+	if (!strcmp(argv[0], "daemon") && argc == 1)
+		return ap_serve(config, dir_given ? dir : NULL);
 	return dispatch(dir, argc, argv);
 }
 

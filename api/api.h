@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The API's requests and responses, apart from HTTP transport (server.c),
+ * so that the routing and the handlers can be driven directly in host tests.
+ * Requests are handled one at a time (one server thread): operations on the
+ * store never run concurrently.
+ */
+#ifndef SLUICE_API_API_H
+#define SLUICE_API_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../agent/store.h"
+#include "auth.h"
+
+#define AP_BODY_MAX (64 * 1024)	/* larger bodies get 413 */
+
+struct ap_ctx {
+	struct ag_store *store;
+	char admin_hash[AP_HASH_HEX + 1];
+	/* the kernel is asked (stats, convergence): off in host tests */
+	bool with_kernel;
+};
+
+struct ap_request {
+	const char *method;
+	const char *path;
+	const char *authorization;	/* header values, or NULL */
+	const char *if_match;
+	const char *content_type;
+	const char *q_limit;		/* query arguments, or NULL */
+	const char *q_after;
+	const char *body;
+	size_t body_len;
+};
+
+struct ap_response {
+	unsigned int status;
+	char *body;			/* malloc'd, or NULL for none */
+	const char *content_type;
+	char etag[16];			/* "\"xxxxxxxx\"", or empty */
+	char allow[64];			/* for 405 */
+	char location[160];		/* for 201 */
+	bool www_authenticate;		/* for 401 */
+};
+
+void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp);
+
+#endif

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/* What the handlers share: bodies, pages, volumes as shown, errors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../agent/ops.h"
+#include "handlers.h"
+#include "policy.h"
+
+#define PAGE_DEFAULT 100
+#define PAGE_MAX 1000
+
+json_t *ap_body(struct ap_call *c, const char *const *allowed)
+{
+	const struct ap_request *r = c->req;
+	const char *ct = r->content_type, *name;
+	json_error_t jerr;
+	json_t *j, *v;
+	size_t i;
+
+	if (r->body_len > AP_BODY_MAX) {
+		ap_problem(c->resp, AP_P_TOO_LARGE, "at most %d bytes", AP_BODY_MAX);
+		return NULL;
+	}
+	if (!ct || strncasecmp(ct, "application/json", 16) || (ct[16] && ct[16] != ';')) {
+		ap_problem(c->resp, AP_P_UNSUPPORTED_MEDIA_TYPE, "Content-Type: application/json");
+		return NULL;
+	}
+	j = json_loadb(r->body ? r->body : "", r->body_len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!j) {
+		ap_problem(c->resp, AP_P_MALFORMED_JSON, "at %d:%d: %s", jerr.line, jerr.column,
+			   jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(j)) {
+		ap_problem(c->resp, AP_P_INVALID_REQUEST, "the body must be a JSON object");
+		json_decref(j);
+		return NULL;
+	}
+	json_object_foreach(j, name, v) {
+		for (i = 0; allowed[i] && strcmp(allowed[i], name); i++)
+			;
+		if (!allowed[i]) {
+			ap_problem(c->resp, AP_P_INVALID_REQUEST, "%.64s: not a field of this request",
+				   name);
+			json_decref(j);
+			return NULL;
+		}
+	}
+	return j;
+}
+
+int ap_page(struct ap_call *c, size_t *limit, const char **after)
+{
+	const char *l = c->req->q_limit;
+	char *end;
+	long v;
+
+	*limit = PAGE_DEFAULT;
+	*after = c->req->q_after;
+	if (l) {
+		v = strtol(l, &end, 10);
+		if (!*l || *end || v < 1 || v > PAGE_MAX) {
+			ap_problem(c->resp, AP_P_INVALID_REQUEST, "limit: an integer from 1 to %d",
+				   PAGE_MAX);
+			return -1;
+		}
+		*limit = v;
+	}
+	if (*after && !ag_valid_id(*after)) {
+		ap_problem(c->resp, AP_P_INVALID_REQUEST, "after: an id");
+		return -1;
+	}
+	return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const char *x = json_string_value(json_object_get(*(json_t *const *)a, "id"));
+	const char *y = json_string_value(json_object_get(*(json_t *const *)b, "id"));
+
+	return strcmp(x, y);
+}
+
+json_t *ap_page_of(json_t *items, size_t limit, const char *after)
+{
+	size_t n = json_array_size(items), i, taken = 0;
+	json_t **v = calloc(n ? n : 1, sizeof(*v)), *out = json_array(), *page;
+	const char *next = NULL;
+
+	for (i = 0; i < n; i++)
+		v[i] = json_array_get(items, i);
+	qsort(v, n, sizeof(*v), by_id);
+	for (i = 0; i < n; i++) {
+		const char *id = json_string_value(json_object_get(v[i], "id"));
+
+		if (after && strcmp(id, after) <= 0)
+			continue;
+		if (taken == limit) {
+			next = json_string_value(json_object_get(v[i - 1], "id"));
+			break;
+		}
+		json_array_append(out, v[i]);
+		taken++;
+	}
+	page = json_pack("{s:o, s:s?}", "items", out, "next", next);
+	if (!next)
+		json_object_set_new(page, "next", json_null());
+	free(v);
+	json_decref(items);
+	return page;
+}
+
+json_t *ap_visible_volume(struct ap_call *c, const char *id)
+{
+	json_t *v = json_object_get(json_object_get(c->state, "volumes"), id);
+	const char *tenant = json_string_value(json_object_get(v, "tenant"));
+
+	if (!v || !tenant)
+		return NULL;
+	/* one being deleted is gone to the API: a crash finishes it on restart */
+	if (!strcmp(json_string_value(json_object_get(v, "state")), "deleting"))
+		return NULL;
+	if (!c->who.admin && strcmp(c->who.tenant, tenant))
+		return NULL;
+	return v;
+}
+
+json_t *ap_volume_json(const char *id, json_t *stored, char *etag)
+{
+	char *dump = json_dumps(stored, JSON_COMPACT | JSON_SORT_KEYS), dev[96];
+	json_t *policy = ap_policy_from_args(json_string_value(json_object_get(stored, "policy")));
+
+	snprintf(etag, 16, "\"%08x\"", dump ? ag_crc32c(0, dump, strlen(dump)) : 0);
+	free(dump);
+	snprintf(dev, sizeof(dev), "/dev/mapper/sluice-%s", id);
+	return json_pack("{s:s, s:O, s:O, s:O, s:o, s:s}", "id", id,
+			 "tenant", json_object_get(stored, "tenant"),
+			 "pool", json_object_get(stored, "pool"),
+			 "size_bytes", json_object_get(stored, "size"),
+			 "policy", policy ? policy : json_object(), "device", dev);
+}
+
+void ap_op_failed(struct ap_call *c, int rc, const char *err)
+{
+	char msg[512];
+
+	ap_policy_rename_error(err, msg, sizeof(msg));
+	switch (-rc) {
+	case AG_E_INVALID:
+		ap_problem(c->resp, AP_P_INVALID_VALUE, "%s", msg);
+		break;
+	case AG_E_NOTFOUND:
+		ap_problem(c->resp, AP_P_NOT_FOUND, "%s", msg);
+		break;
+	case AG_E_EXISTS:
+		ap_problem(c->resp, AP_P_CONFLICT, "%s", msg);
+		break;
+	case AG_E_NOSPACE:
+		ap_problem(c->resp, AP_P_NO_SPACE, "%s", msg);
+		break;
+	case AG_E_REFUSED:
+		ap_problem(c->resp, AP_P_DEVICE_REFUSED, "%s", msg);
+		break;
+	default:
+		ap_problem(c->resp, AP_P_INTERNAL, "%s", msg);
+		break;
+	}
+}
+
+bool ap_need_admin(struct ap_call *c)
+{
+	if (c->who.admin)
+		return true;
+	ap_problem(c->resp, AP_P_FORBIDDEN, "only the admin token may do this");
+	return false;
+}

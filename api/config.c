@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/* sluiced.conf; see config.h. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+void ap_config_defaults(struct ap_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	strcpy(c->listen_addr, "127.0.0.1");
+	c->port = 8080;
+	strcpy(c->state_dir, "/var/lib/sluice");
+	c->max_connections = 64;
+	c->connection_timeout_s = 30;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+static int uint_of(const char *v, unsigned int lo, unsigned int hi, unsigned int *out)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || !*v || *end || *v == '-' || n < lo || n > hi)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+static int set(struct ap_config *c, const char *k, const char *v)
+{
+	struct in_addr a;
+	char host[64];
+	const char *colon;
+
+	if (!strcmp(k, "listen")) {
+		colon = strrchr(v, ':');
+		if (!colon || (size_t)(colon - v) >= sizeof(host))
+			return -1;
+		memcpy(host, v, colon - v);
+		host[colon - v] = '\0';
+		if (inet_pton(AF_INET, host, &a) != 1 || uint_of(colon + 1, 1, 65535, &c->port))
+			return -1;
+		strcpy(c->listen_addr, host);
+		return 0;
+	}
+	if (!strcmp(k, "state_dir") || !strcmp(k, "tls_cert") || !strcmp(k, "tls_key")) {
+		char *dst = !strcmp(k, "state_dir") ? c->state_dir :
+			    !strcmp(k, "tls_cert") ? c->tls_cert : c->tls_key;
+
+		if (v[0] != '/' || strlen(v) >= sizeof(c->state_dir))
+			return -1;
+		strcpy(dst, v);
+		return 0;
+	}
+	if (!strcmp(k, "allow_plain_remote")) {
+		if (strcmp(v, "yes") && strcmp(v, "no"))
+			return -1;
+		c->allow_plain_remote = !strcmp(v, "yes");
+		return 0;
+	}
+	if (!strcmp(k, "max_connections"))
+		return uint_of(v, 1, 4096, &c->max_connections);
+	if (!strcmp(k, "connection_timeout_s"))
+		return uint_of(v, 1, 3600, &c->connection_timeout_s);
+	return -2;
+}
+
+int ap_config_load(struct ap_config *c, const char *path, char *err, size_t errlen)
+{
+	struct ap_config n = *c;
+	char line[1024];
+	unsigned int no = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *s, *eq, *hash;
+		int rc;
+
+		no++;
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		s = trim(line);
+		if (!*s)
+			continue;
+		eq = strchr(s, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%u: not 'key = value'", path, no);
+			fclose(f);
+			return -1;
+		}
+		*eq = '\0';
+		rc = set(&n, trim(s), trim(eq + 1));
+		if (rc) {
+			snprintf(err, errlen, "%s:%u: %s '%s'", path, no,
+				 rc == -2 ? "unknown key" : "bad value for", trim(s));
+			fclose(f);
+			return -1;
+		}
+	}
+	fclose(f);
+	*c = n;
+	return 0;
+}
+
+int ap_config_check(const struct ap_config *c, char *err, size_t errlen)
+{
+	bool tls = c->tls_cert[0] || c->tls_key[0];
+
+	if (tls && !(c->tls_cert[0] && c->tls_key[0])) {
+		snprintf(err, errlen, "tls_cert and tls_key go together");
+		return -1;
+	}
+	if (!tls && strncmp(c->listen_addr, "127.", 4) && !c->allow_plain_remote) {
+		snprintf(err, errlen, "listen %s: plain HTTP only on loopback, unless "
+			 "allow_plain_remote = yes (or give tls_cert and tls_key)", c->listen_addr);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The API's handlers and what they share; routing is in routes.c. */
+#ifndef SLUICE_API_HANDLERS_H
+#define SLUICE_API_HANDLERS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "../agent/model.h"
+#include "api.h"
+#include "problem.h"
+
+/* Who is asking: the admin, or one tenant. */
+struct ap_who {
+	bool admin;
+	char tenant[AG_ID_MAX + 1];
+};
+
+/* What a handler gets: the request, the path's {id}s, the loaded state. */
+struct ap_call {
+	struct ap_ctx *ctx;
+	const struct ap_request *req;
+	struct ap_response *resp;
+	struct ap_who who;
+	const char *arg;		/* the path's {id}, or NULL */
+	json_t *state;			/* as loaded for this request */
+	struct ag_model model;
+};
+
+typedef void ap_handler(struct ap_call *c);
+
+ap_handler ap_get_health, ap_get_metrics;
+ap_handler ap_list_pools, ap_post_pool, ap_get_pool;
+ap_handler ap_list_tenants, ap_post_tenant, ap_get_tenant, ap_delete_tenant;
+ap_handler ap_list_tenant_volumes, ap_post_tenant_volume;
+ap_handler ap_list_volumes, ap_get_volume, ap_put_volume, ap_patch_volume, ap_delete_volume;
+ap_handler ap_get_volume_stats;
+
+/* Set a JSON body (steals j); status as given. */
+void ap_reply(struct ap_call *c, unsigned int status, json_t *j);
+
+#endif
+
+/*
+ * The request's body as a JSON object with only the fields named in
+ * allowed (NULL-terminated); NULL with a problem set (415, 413, 400).
+ */
+json_t *ap_body(struct ap_call *c, const char *const *allowed);
+
+/* limit/after of a list request: 0, or -1 with a 400 set. */
+int ap_page(struct ap_call *c, size_t *limit, const char **after);
+
+/* A page of items (sorted by id, after the given id) and its next cursor. */
+json_t *ap_page_of(json_t *items, size_t limit, const char *after);
+
+/* The stored volume id, if the caller may see it (else NULL: 404). */
+json_t *ap_visible_volume(struct ap_call *c, const char *id);
+
+/* A volume as the API shows it; its ETag into etag (16 bytes). */
+json_t *ap_volume_json(const char *id, json_t *stored, char *etag);
+
+/* Map an operation's failure (-AG_E_*) to its problem. */
+void ap_op_failed(struct ap_call *c, int rc, const char *err);
+
+/* 403 unless the caller is the admin. */
+bool ap_need_admin(struct ap_call *c);

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Routing: a path is matched segment by segment ("*" takes one id); an
+ * unknown path is 404, a known path with another method 405 with Allow.
+ * Then the bearer token is resolved to the admin or a tenant (401 if it is
+ * neither), and the state is loaded for the handler.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "handlers.h"
+
+struct route {
+	const char *pattern;
+	const char *method;
+	ap_handler *fn;
+	bool open;		/* no token needed */
+};
+
+static const struct route routes[] = {
+	{ "/v1/health", "GET", ap_get_health, true },
+	{ "/v1/pools", "GET", ap_list_pools, false },
+	{ "/v1/pools", "POST", ap_post_pool, false },
+	{ "/v1/pools/*", "GET", ap_get_pool, false },
+	{ "/v1/tenants", "GET", ap_list_tenants, false },
+	{ "/v1/tenants", "POST", ap_post_tenant, false },
+	{ "/v1/tenants/*", "GET", ap_get_tenant, false },
+	{ "/v1/tenants/*", "DELETE", ap_delete_tenant, false },
+	{ "/v1/tenants/*/volumes", "GET", ap_list_tenant_volumes, false },
+	{ "/v1/tenants/*/volumes", "POST", ap_post_tenant_volume, false },
+	{ "/v1/volumes", "GET", ap_list_volumes, false },
+	{ "/v1/volumes/*", "GET", ap_get_volume, false },
+	{ "/v1/volumes/*", "PUT", ap_put_volume, false },
+	{ "/v1/volumes/*", "PATCH", ap_patch_volume, false },
+	{ "/v1/volumes/*", "DELETE", ap_delete_volume, false },
+	{ "/v1/volumes/*/stats", "GET", ap_get_volume_stats, false },
+	{ "/metrics", "GET", ap_get_metrics, false },
+};
+
+#define NR_ROUTES (sizeof(routes) / sizeof(routes[0]))
+
+/* Whether path matches pattern; the "*" segment is copied into arg. */
+static bool match(const char *pattern, const char *path, char *arg, size_t arglen)
+{
+	while (*pattern && *path) {
+		if (*pattern == '*') {
+			size_t n = strcspn(path, "/");
+
+			if (!n || n >= arglen)
+				return false;
+			memcpy(arg, path, n);
+			arg[n] = '\0';
+			path += n;
+			pattern++;
+			continue;
+		}
+		if (*pattern != *path)
+			return false;
+		pattern++;
+		path++;
+	}
+	return !*pattern && !*path;
+}
+
+/* The principal of an "Authorization: Bearer <token>" header; false if none. */
+static bool resolve(struct ap_ctx *ctx, json_t *state, const char *auth, struct ap_who *who)
+{
+	char hash[AP_HASH_HEX + 1];
+	const char *id, *tok;
+	json_t *t;
+	bool found = false;
+
+	memset(who, 0, sizeof(*who));
+	if (!auth || strncmp(auth, "Bearer ", 7))
+		return false;
+	tok = auth + 7;
+	if (strlen(tok) != AP_TOKEN_LEN || ap_token_hash(tok, hash))
+		return false;
+	if (ap_equal_ct(hash, ctx->admin_hash, AP_HASH_HEX)) {
+		who->admin = true;
+		return true;
+	}
+	/* every tenant is compared, so the time does not tell which one matched */
+	json_object_foreach(json_object_get(state, "tenants"), id, t) {
+		const char *h = json_string_value(json_object_get(t, "token_sha256"));
+
+		if (h && strlen(h) == AP_HASH_HEX && ap_equal_ct(hash, h, AP_HASH_HEX) && !found) {
+			snprintf(who->tenant, sizeof(who->tenant), "%s", id);
+			found = true;
+		}
+	}
+	return found;
+}
+
+void ap_reply(struct ap_call *c, unsigned int status, json_t *j)
+{
+	free(c->resp->body);
+	c->resp->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	c->resp->content_type = "application/json";
+	c->resp->status = status;
+	if (j && !c->resp->body)
+		ap_problem(c->resp, AP_P_INTERNAL, "out of memory");
+	json_decref(j);
+}
+
+void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp)
+{
+	char arg[AG_ID_MAX + 2] = "", err[512];
+	const struct route *r = NULL;
+	struct ap_call c = { .ctx = ctx, .req = req, .resp = resp };
+	bool path_known = false;
+	size_t i, used = 0;
+
+	memset(resp, 0, sizeof(*resp));
+	for (i = 0; i < NR_ROUTES; i++) {
+		if (!match(routes[i].pattern, req->path, arg, sizeof(arg)))
+			continue;
+		if (!path_known)
+			used = 0;
+		path_known = true;
+		used += snprintf(resp->allow + used, sizeof(resp->allow) - used, "%s%s",
+				 used ? ", " : "", routes[i].method);
+		if (!strcmp(routes[i].method, req->method))
+			r = &routes[i];
+	}
+	if (!path_known) {
+		ap_problem(resp, AP_P_NOT_FOUND, "no resource at this path");
+		return;
+	}
+	if (!r) {
+		ap_problem(resp, AP_P_METHOD_NOT_ALLOWED, "%s is not allowed here; allowed: %s",
+			   req->method, resp->allow);
+		return;
+	}
+	if (strchr(r->pattern, '*')) {
+		if (!ag_valid_id(arg)) {
+			ap_problem(resp, AP_P_NOT_FOUND, "no resource at this path");
+			return;
+		}
+		c.arg = arg;
+	}
+	if (ag_store_load(ctx->store, &c.state, err, sizeof(err))) {
+		ap_problem(resp, AP_P_INTERNAL, "the state cannot be read");
+		return;
+	}
+	if (ag_model_from_json(&c.model, c.state, err, sizeof(err))) {
+		json_decref(c.state);
+		ap_problem(resp, AP_P_INTERNAL, "the state does not check");
+		return;
+	}
+	if (!r->open && !resolve(ctx, c.state, req->authorization, &c.who))
+		ap_problem(resp, AP_P_UNAUTHORIZED, "give a valid token: Authorization: Bearer <token>");
+	else
+		r->fn(&c);
+	ag_model_free(&c.model);
+	json_decref(c.state);
+}

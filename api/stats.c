@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A volume's counters (the sluice target's status line), as JSON for
+ * /v1/volumes/{id}/stats and in the Prometheus text format for /metrics.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../agent/dmctl.h"
+#include "../agent/extent.h"
+#include "../dmtarget/sluice-core.h"
+#include "handlers.h"
+
+/* The status words of sluice-<id>: numbers as integers, wait_hist as an array. */
+static json_t *status_of(struct ap_call *c, const char *id)
+{
+	char name[96], *line, *w, *save = NULL;
+	json_t *o = json_object();
+
+	if (!c->ctx->with_kernel)
+		return o;
+	snprintf(name, sizeof(name), "sluice-%s", id);
+	line = ag_dm_status(name);
+	if (!line) {
+		json_decref(o);
+		return NULL;
+	}
+	for (w = strtok_r(line, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(w, '='), *end;
+		long long v;
+
+		if (!eq)
+			continue;
+		*eq++ = '\0';
+		if (!strcmp(w, "wait_hist")) {
+			json_t *a = json_array();
+			char *n, *s2 = NULL;
+
+			for (n = strtok_r(eq, ",", &s2); n; n = strtok_r(NULL, ",", &s2))
+				json_array_append_new(a, json_integer(strtoll(n, NULL, 10)));
+			json_object_set_new(o, w, a);
+			continue;
+		}
+		v = strtoll(eq, &end, 10);
+		json_object_set_new(o, w, *end ? json_string(eq) : json_integer(v));
+	}
+	free(line);
+	return o;
+}
+
+static long long num(json_t *st, const char *key)
+{
+	return json_integer_value(json_object_get(st, key));
+}
+
+void ap_get_volume_stats(struct ap_call *c)
+{
+	json_t *v = ap_visible_volume(c, c->arg), *st, *hist, *buckets, *pool = NULL;
+	size_t i;
+
+	if (!v) {
+		ap_problem(c->resp, AP_P_NOT_FOUND, "no volume %s", c->arg);
+		return;
+	}
+	st = status_of(c, c->arg);
+	if (!st) {
+		ap_problem(c->resp, AP_P_INTERNAL, "sluice-%s: no status from the kernel", c->arg);
+		return;
+	}
+	/* bucket 0 is under 1 ms, bucket i under 2^i ms; the last is open */
+	hist = json_object_get(st, "wait_hist");
+	buckets = json_array();
+	for (i = 0; i < json_array_size(hist); i++) {
+		json_t *b = json_pack("{s:I}", "count", json_integer_value(json_array_get(hist, i)));
+
+		if (i + 1 < json_array_size(hist))
+			json_object_set_new(b, "below_ms", json_integer(1LL << i));
+		json_array_append_new(buckets, b);
+	}
+	if (json_object_get(st, "pool_depth"))
+		pool = json_pack("{s:I, s:I, s:I, s:I, s:I}", "queued", num(st, "pool_queued"),
+				 "sent", num(st, "pool_sent"),
+				 "by_reservation", num(st, "pool_by_reservation"),
+				 "inflight", num(st, "pool_inflight"), "depth", num(st, "pool_depth"));
+	ap_reply(c, 200, json_pack("{s:s, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:I, s:I, s:I,"
+				   " s:I, s:I, s:o, s:o, s:I}",
+				   "id", c->arg,
+				   "read", "ios", num(st, "rd_ios"), "bytes", num(st, "rd_bytes"),
+				   "throttled_ios", num(st, "rd_throttled"),
+				   "write", "ios", num(st, "wr_ios"), "bytes", num(st, "wr_bytes"),
+				   "throttled_ios", num(st, "wr_throttled"),
+				   "queued_ios", num(st, "queued"),
+				   "throttle_wait_ns", num(st, "wait_ns"),
+				   "throttle_wait_max_ns", num(st, "wait_max_ns"),
+				   "flushes", num(st, "flushes"), "discards", num(st, "discards"),
+				   "throttle_wait_histogram", buckets,
+				   "pool", pool ? pool : json_null(),
+				   "writeback_bytes", num(st, "wb_bytes")));
+	json_decref(st);
+}
+
+/* A metric of every volume, from one status key (or a histogram). */
+struct metric {
+	const char *name;
+	const char *type;
+	const char *help;
+	const char *key;	/* status key; NULL: the histogram */
+	double scale;
+};
+
+static const struct metric metrics[] = {
+	{ "sluice_volume_read_ios_total", "counter", "Reads completed.", "rd_ios", 1 },
+	{ "sluice_volume_read_bytes_total", "counter", "Bytes read.", "rd_bytes", 1 },
+	{ "sluice_volume_write_ios_total", "counter", "Writes completed.", "wr_ios", 1 },
+	{ "sluice_volume_write_bytes_total", "counter", "Bytes written.", "wr_bytes", 1 },
+	{ "sluice_volume_read_throttled_ios_total", "counter", "Reads held by a limit.",
+	  "rd_throttled", 1 },
+	{ "sluice_volume_write_throttled_ios_total", "counter", "Writes held by a limit.",
+	  "wr_throttled", 1 },
+	{ "sluice_volume_queued_ios", "gauge", "IOs held by a limit now.", "queued", 1 },
+	{ "sluice_volume_throttle_wait_max_seconds", "gauge", "Longest wait of an IO held by a limit.",
+	  "wait_max_ns", 1e-9 },
+	{ "sluice_volume_throttle_wait_seconds", "histogram", "Wait of the IOs held by a limit.",
+	  NULL, 1 },
+	{ "sluice_volume_flushes_total", "counter", "Flushes passed down.", "flushes", 1 },
+	{ "sluice_volume_discards_total", "counter", "Discards passed down.", "discards", 1 },
+	{ "sluice_volume_writeback_bytes_total", "counter", "Bytes written by writeback.",
+	  "wb_bytes", 1 },
+	{ "sluice_volume_read_errors_total", "counter", "Reads that failed below.", "rd_errors", 1 },
+	{ "sluice_volume_write_errors_total", "counter", "Writes that failed below.", "wr_errors", 1 },
+	{ "sluice_volume_pool_queued_ios", "gauge", "IOs waiting in the pool's scheduler.",
+	  "pool_queued", 1 },
+	{ "sluice_volume_pool_sent_ios_total", "counter", "IOs the pool's scheduler sent.",
+	  "pool_sent", 1 },
+	{ "sluice_volume_pool_reservation_ios_total", "counter",
+	  "IOs the pool's scheduler sent under the reservation.", "pool_by_reservation", 1 },
+};
+
+static void histogram(FILE *f, const char *name, const char *labels, json_t *st)
+{
+	json_t *h = json_object_get(st, "wait_hist");
+	long long cum = 0;
+	size_t i, n = json_array_size(h);
+
+	for (i = 0; i < n; i++) {
+		cum += json_integer_value(json_array_get(h, i));
+		if (i + 1 < n)
+			fprintf(f, "%s_bucket{%s,le=\"%g\"} %lld\n", name, labels,
+				(double)(1LL << i) / 1000, cum);
+	}
+	fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %lld\n", name, labels, cum);
+	fprintf(f, "%s_sum{%s} %.9f\n", name, labels, num(st, "wait_ns") * 1e-9);
+	fprintf(f, "%s_count{%s} %lld\n", name, labels, cum);
+}
+
+void ap_get_metrics(struct ap_call *c)
+{
+	size_t n = c->model.nr_vols, i, m, len = 0;
+	json_t **st = calloc(n ? n : 1, sizeof(*st));
+	char *out = NULL, labels[160];
+	FILE *f;
+
+	if (!ap_need_admin(c) || !st) {
+		free(st);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (!c->model.vols[i].deleting)
+			st[i] = status_of(c, c->model.vols[i].id);
+	f = open_memstream(&out, &len);
+	if (!f) {
+		free(st);
+		ap_problem(c->resp, AP_P_INTERNAL, "out of memory");
+		return;
+	}
+	fprintf(f, "# HELP sluice_volume_size_bytes Size of the volume.\n"
+		"# TYPE sluice_volume_size_bytes gauge\n");
+	for (i = 0; i < n; i++)
+		if (!c->model.vols[i].deleting)
+			fprintf(f, "sluice_volume_size_bytes{volume=\"%s\",tenant=\"%s\"} %llu\n",
+				c->model.vols[i].id, c->model.vols[i].tenant,
+				(unsigned long long)c->model.vols[i].size);
+	for (m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
+		const struct metric *mt = &metrics[m];
+
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", mt->name, mt->help, mt->name, mt->type);
+		for (i = 0; i < n; i++) {
+			if (!st[i] || (mt->key && !json_is_integer(json_object_get(st[i], mt->key))))
+				continue;
+			snprintf(labels, sizeof(labels), "volume=\"%s\",tenant=\"%s\"",
+				 c->model.vols[i].id, c->model.vols[i].tenant);
+			if (!mt->key)
+				histogram(f, mt->name, labels, st[i]);
+			else if (mt->scale == 1)
+				fprintf(f, "%s{%s} %lld\n", mt->name, labels, num(st[i], mt->key));
+			else
+				fprintf(f, "%s{%s} %.9f\n", mt->name, labels,
+					num(st[i], mt->key) * mt->scale);
+		}
+	}
+	fprintf(f, "# HELP sluice_pool_capacity_bytes Bytes of the pool volumes can use.\n"
+		"# TYPE sluice_pool_capacity_bytes gauge\n");
+	for (i = 0; i < c->model.nr_pools; i++)
+		fprintf(f, "sluice_pool_capacity_bytes{pool=\"%s\"} %llu\n", c->model.pools[i].name,
+			(unsigned long long)((c->model.pools[i].extents - 1) * AG_EXTENT_BYTES));
+	fclose(f);
+	for (i = 0; i < n; i++)
+		json_decref(st[i]);
+	free(st);
+	free(c->resp->body);
+	c->resp->body = out;
+	c->resp->status = 200;
+	c->resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+}

@@ -15,4 +15,10 @@ $(SLUICED): $(AGENT_SRC) $(AGENT_HDR)
 		-lmicrohttpd -lgnutls -lpthread
 
 agent: deps
-	@$(MAKE) --no-print-directory $(SLUICED)
+	@$(MAKE) --no-print-directory $(SLUICED) $(SLUICECTL)
+
+# The API's client.
+SLUICECTL := $(BUILD)/bin/sluicectl
+$(SLUICECTL): $(ROOT)/api/sluicectl.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $< -ljansson -lcurl-gnutls

@@ -55,6 +55,9 @@ static int fail(char *err, size_t errlen, const char *field, const char *why)
 /* A field's value: a JSON integer in 0..2^53 (not a real, not a string). */
 static int value_of(const char *name, json_t *v, long long *out, char *err, size_t errlen)
 {
+	/* another JSON type is the wrong shape; a fraction a bad value */
+	if (!json_is_number(v))
+		return fail(err, errlen, name, "an integer from 0 to 2^53") - 1;
 	if (!json_is_integer(v))
 		return fail(err, errlen, name, "an integer from 0 to 2^53");
 	*out = json_integer_value(v);
@@ -73,14 +76,15 @@ int ap_policy_to_args(json_t *policy, char *args, size_t len, char *err, size_t 
 	int n;
 
 	if (!json_is_object(policy))
-		return fail(err, errlen, "policy", "an object");
+		return fail(err, errlen, "policy", "an object") - 1;
 	json_object_foreach(policy, name, jv) {
 		const struct field *f = field_of(name);
 
 		if (!f)
-			return fail(err, errlen, name, "not a policy field");
-		if (value_of(name, jv, &v, err, errlen))
-			return -1;
+			return fail(err, errlen, name, "not a policy field") - 1;
+		n = value_of(name, jv, &v, err, errlen);
+		if (n)
+			return n;
 		if (f->arg)
 			continue;
 		if (burst_from && v != burst) {
@@ -170,12 +174,14 @@ int ap_policy_merge(json_t *policy, json_t *patch, char *err, size_t errlen)
 	long long v;
 
 	if (!json_is_object(patch))
-		return fail(err, errlen, "policy", "an object");
+		return fail(err, errlen, "policy", "an object") - 1;
 	json_object_foreach(patch, name, jv) {
 		if (!field_of(name))
-			return fail(err, errlen, name, "not a policy field");
-		if (!json_is_null(jv) && value_of(name, jv, &v, err, errlen))
-			return -1;
+			return fail(err, errlen, name, "not a policy field") - 1;
+		int rc = json_is_null(jv) ? 0 : value_of(name, jv, &v, err, errlen);
+
+		if (rc)
+			return rc;
 	}
 	json_object_foreach(patch, name, jv) {
 		if (json_is_null(jv))

@@ -12,6 +12,9 @@
  *   size_iops_sec   iops_size       weight          weight
  *   reservation_iops  reserve_iops  reservation_bytes_sec  reserve_bps
  *
+ * Failures return -2 for a request of the wrong shape (not an object, an
+ * unknown field) and -1 for a bad value, with a message naming the field.
+ *
  * Values are JSON integers from 0 (0 is the same as absent) to 2^53; the
  * combinations are checked by the target's own rules (QEMU's), and the
  * target's messages are given back with the API's names.

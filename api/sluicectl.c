@@ -25,6 +25,7 @@ struct opts {
 	bool json;
 	bool insecure;
 	const char *cacert;
+	const char *content_type;
 };
 
 struct reply {
@@ -101,7 +102,11 @@ static int request(const struct opts *o, const char *method, const char *path,
 		h = curl_slist_append(h, im);
 	}
 	if (body) {
-		h = curl_slist_append(h, "Content-Type: application/json");
+		char ct[160];
+
+		snprintf(ct, sizeof(ct), "Content-Type: %s",
+			 o->content_type ? o->content_type : "application/json");
+		h = curl_slist_append(h, ct);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
 	}
@@ -279,7 +284,8 @@ static void usage(void)
 		"  volume set <id> <field>=<value>|null ...     a partial policy change\n"
 		"  volume grow <id> <size>                      size in bytes or with K M G T\n"
 		"  stats <id> | metrics\n"
-		"  raw <METHOD> <path> [<JSON body>]\n"
+		"  raw <METHOD> <path> [<JSON body>]            prints the status, then the body\n"
+		"                                               (--content-type to send another)\n"
 		"Policy fields: total_bytes_sec, read_iops_sec, ... weight, reservation_iops (see the API).\n");
 }
 
@@ -421,6 +427,8 @@ int main(int argc, char **argv)
 			tok_file = argv[++i];
 		} else if (!strcmp(a, "--if-match") && has) {
 			o.if_match = argv[++i];
+		} else if (!strcmp(a, "--content-type") && has) {
+			o.content_type = argv[++i];
 		} else if (!strcmp(a, "--cacert") && has) {
 			o.cacert = argv[++i];
 		} else {

@@ -65,9 +65,11 @@ static bool policy_args(struct ap_call *c, const char *tenant, json_t *policy, c
 	json_t *ceil = json_object_get(json_object_get(json_object_get(c->state, "tenants"),
 						       tenant), "ceilings");
 	char err[512], why[512];
+	int rc = ap_policy_to_args(policy, args, POLICY_MAX, err, sizeof(err));
 
-	if (ap_policy_to_args(policy, args, POLICY_MAX, err, sizeof(err))) {
-		ap_problem(c->resp, AP_P_INVALID_VALUE, "policy: %s", err);
+	if (rc) {
+		ap_problem(c->resp, rc == -2 ? AP_P_INVALID_REQUEST : AP_P_INVALID_VALUE,
+			   "policy: %s", err);
 		return false;
 	}
 	if (ag_policy_check(args, err, sizeof(err))) {
@@ -86,6 +88,10 @@ static bool size_of(struct ap_call *c, json_t *j, uint64_t *size)
 {
 	json_int_t v;
 
+	if (!json_is_number(j)) {
+		ap_problem(c->resp, AP_P_INVALID_REQUEST, "size_bytes: a number");
+		return false;
+	}
 	if (!json_is_integer(j) || (v = json_integer_value(j)) <= 0 || v % 512) {
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "size_bytes: a positive multiple of 512");
 		return false;
@@ -219,9 +225,14 @@ static void change_volume(struct ap_call *c, bool whole)
 	}
 	if (patch) {
 		policy = whole ? json_object() : ap_policy_from_args(old_args);
-		if (!policy || ap_policy_merge(policy, patch, err, sizeof(err))) {
-			ap_problem(c->resp, policy ? AP_P_INVALID_VALUE : AP_P_INTERNAL, "policy: %s",
-				   policy ? err : "the stored one does not read");
+		if (!policy) {
+			ap_problem(c->resp, AP_P_INTERNAL, "policy: the stored one does not read");
+			goto out;
+		}
+		rc = ap_policy_merge(policy, patch, err, sizeof(err));
+		if (rc) {
+			ap_problem(c->resp, rc == -2 ? AP_P_INVALID_REQUEST : AP_P_INVALID_VALUE,
+				   "policy: %s", err);
 			goto out;
 		}
 		if (!policy_args(c, json_string_value(json_object_get(v, "tenant")), policy, args))

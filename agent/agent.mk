@@ -15,10 +15,18 @@ $(SLUICED): $(AGENT_SRC) $(AGENT_HDR)
 		-lmicrohttpd -lgnutls -lpthread
 
 agent: deps
-	@$(MAKE) --no-print-directory $(SLUICED) $(SLUICECTL)
+	@$(MAKE) --no-print-directory $(SLUICED) $(SLUICECTL) $(FUZZ_API)
 
 # The API's client.
 SLUICECTL := $(BUILD)/bin/sluicectl
 $(SLUICECTL): $(ROOT)/api/sluicectl.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $< -ljansson -lcurl-gnutls
+
+# The API fuzzer, run in the guest against the real kernel (tests/vm/tests/api/002-fuzz).
+FUZZ_API := $(BUILD)/bin/sluice-fuzz-api
+FUZZ_API_SRC := $(filter-out $(AGENT_DIR)/sluiced.c,$(AGENT_SRC)) $(ROOT)/tests/unit/fuzz_api.c
+$(FUZZ_API): $(FUZZ_API_SRC) $(AGENT_HDR)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $(FUZZ_API_SRC) -ljansson \
+		-ldevmapper -lblkid -lmicrohttpd -lgnutls -lpthread

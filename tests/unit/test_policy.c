@@ -88,7 +88,7 @@ static void policy_merge_sets_and_removes_or_changes_nothing(void)
 	json_t *orig = json_deep_copy(p);
 	char err[128];
 
-	CHECK(ap_policy_merge(p, bad, err, sizeof(err)) == -1 && strstr(err, "nope"));
+	CHECK(ap_policy_merge(p, bad, err, sizeof(err)) == -2 && strstr(err, "nope"));
 	CHECK(ap_policy_merge(p, bad2, err, sizeof(err)) == -1 && strstr(err, "read_iops_sec"));
 	CHECK(json_equal(p, orig));
 	CHECK(ap_policy_merge(p, good, err, sizeof(err)) == 0);

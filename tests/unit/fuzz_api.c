@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Randomly mutated API requests against the daemon's own handlers, its real
+ * store and (in the guest) the real kernel, in-process:
+ *
+ *   sluice-fuzz-api <state dir> <pool device> <count> <seed>
+ *
+ * Valid requests for every endpoint are mutated (bytes of the body flipped,
+ * inserted or cut, numbers swapped for hostile ones, methods, paths, tokens,
+ * content types and If-Match changed). Every answer must be below 500, and
+ * after every rejected one (4xx) the state file must be byte for byte what it
+ * was. The first violation is printed and the exit status is 1.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../agent/dmctl.h"
+#include "../../agent/ops.h"
+#include "../../api/api.h"
+
+static char admin[AP_TOKEN_LEN + 1], tok1[AP_TOKEN_LEN + 1], tok2[AP_TOKEN_LEN + 1];
+static struct ap_ctx ctx;
+static unsigned long long rng;
+
+static unsigned int rnd(unsigned int n)
+{
+	rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (unsigned int)(rng >> 33) % n;
+}
+
+struct seed {
+	const char *method;
+	const char *path;
+	const char *body;
+};
+
+static const struct seed seeds[] = {
+	{ "GET", "/v1/health", NULL },
+	{ "GET", "/v1/pools", NULL },
+	{ "GET", "/v1/pools/p0", NULL },
+	{ "POST", "/v1/pools", "{\"name\":\"p1\",\"device\":\"/dev/ram0\",\"force\":true}" },
+	{ "GET", "/v1/tenants", NULL },
+	{ "POST", "/v1/tenants", "{\"id\":\"t3\",\"ceilings\":{\"total_iops_sec\":100}}" },
+	{ "GET", "/v1/tenants/t1", NULL },
+	{ "DELETE", "/v1/tenants/t3", NULL },
+	{ "GET", "/v1/tenants/t1/volumes", NULL },
+	{ "POST", "/v1/tenants/t1/volumes",
+	  "{\"id\":\"v3\",\"pool\":\"p0\",\"size_bytes\":67108864,"
+	  "\"policy\":{\"total_iops_sec\":500,\"weight\":100}}" },
+	{ "GET", "/v1/volumes", NULL },
+	{ "GET", "/v1/volumes/v1", NULL },
+	{ "PATCH", "/v1/volumes/v1",
+	  "{\"policy\":{\"read_iops_sec\":300,\"read_iops_sec_max\":600,"
+	  "\"read_iops_sec_max_length\":2,\"write_bytes_sec\":1048576}}" },
+	{ "PATCH", "/v1/volumes/v2", "{\"policy\":{\"weight\":50,\"reservation_iops\":10,"
+	  "\"total_iops_sec\":200,\"size_iops_sec\":8192}}" },
+	{ "PATCH", "/v1/volumes/v1", "{\"size_bytes\":134217728}" },
+	{ "PUT", "/v1/volumes/v2", "{\"policy\":{\"total_bytes_sec\":2097152}}" },
+	{ "DELETE", "/v1/volumes/v3", NULL },
+	{ "GET", "/v1/volumes/v1/stats", NULL },
+	{ "GET", "/metrics", NULL },
+};
+
+static const char *const hostile[] = {
+	"-1", "0", "1.5", "1e400", "99999999999999999999", "9007199254740993", "\"7\"", "null",
+	"true", "[]", "{}", "-0", "4294967296", "18446744073709551615", "\"\"", "1e2",
+};
+
+static const char *const methods[] = { "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "" };
+
+static void mutate_body(char *b, size_t *len, size_t cap)
+{
+	size_t at = *len ? rnd(*len) : 0;
+	const char *h;
+	char *num;
+
+	switch (rnd(5)) {
+	case 0:		/* flip a byte */
+		if (*len)
+			b[at] ^= (char)(1 << rnd(8));
+		break;
+	case 1:		/* insert a structural byte */
+		if (*len + 1 < cap) {
+			memmove(b + at + 1, b + at, *len - at);
+			b[at] = "{}[]\",:0-.e\\ \x01"[rnd(14)];
+			(*len)++;
+		}
+		break;
+	case 2:		/* cut the rest */
+		*len = at;
+		break;
+	default:	/* a number becomes a hostile value */
+		b[*len] = '\0';
+		num = strpbrk(b + at, "0123456789");
+		if (!num)
+			num = strpbrk(b, "0123456789");
+		h = hostile[rnd(sizeof(hostile) / sizeof(hostile[0]))];
+		if (num && *len + strlen(h) < cap) {
+			size_t n = strspn(num, "0123456789"), off = num - b;
+
+			memmove(num + strlen(h), num + n, *len - off - n);
+			memcpy(num, h, strlen(h));
+			*len = *len - n + strlen(h);
+		}
+		break;
+	}
+	b[*len] = '\0';
+}
+
+static char *state_bytes(const char *dir, size_t *len)
+{
+	char path[512], *buf = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/state.json", dir);
+	f = fopen(path, "re");
+	*len = 0;
+	if (!f)
+		return NULL;
+	buf = malloc(1 << 20);
+	*len = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	return buf;
+}
+
+static unsigned int send_req(const char *tok, const char *method, const char *path,
+			     const char *ct, const char *im, const char *body, size_t len,
+			     char **out)
+{
+	char auth[128];
+	struct ap_request r = { .method = method, .path = path, .content_type = ct,
+				.if_match = im, .body = body, .body_len = len };
+	struct ap_response resp;
+
+	if (tok) {
+		snprintf(auth, sizeof(auth), "Bearer %s", tok);
+		r.authorization = auth;
+	}
+	ap_handle(&ctx, &r, &resp);
+	if (out)
+		*out = resp.body;
+	else
+		free(resp.body);
+	return resp.status;
+}
+
+static void token_of(const char *body, char *tok)
+{
+	const char *t = body ? strstr(body, "\"token\":\"") : NULL;
+
+	tok[0] = '\0';
+	if (t && strlen(t + 9) >= AP_TOKEN_LEN) {
+		memcpy(tok, t + 9, AP_TOKEN_LEN);
+		tok[AP_TOKEN_LEN] = '\0';
+	}
+}
+
+/* the tenants and volumes the seeds name, made again when a request removed them */
+static void populate(void)
+{
+	char *out;
+
+	if (send_req(admin, "POST", "/v1/tenants", "application/json", NULL,
+		     "{\"id\":\"t1\",\"ceilings\":{\"total_iops_sec\":1000}}", 49, &out) == 201)
+		token_of(out, tok1);
+	free(out);
+	if (send_req(admin, "POST", "/v1/tenants", "application/json", NULL, "{\"id\":\"t2\"}", 11,
+		     &out) == 201)
+		token_of(out, tok2);
+	free(out);
+	send_req(admin, "POST", "/v1/tenants/t1/volumes", "application/json", NULL,
+		 "{\"id\":\"v1\",\"pool\":\"p0\",\"size_bytes\":67108864,\"policy\":{\"total_iops_sec\":800}}",
+		 84, NULL);
+	send_req(admin, "POST", "/v1/tenants/t2/volumes", "application/json", NULL,
+		 "{\"id\":\"v2\",\"pool\":\"p0\",\"size_bytes\":67108864}", 50, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct ag_store store;
+	unsigned long count, i, by_class[6] = { 0 };
+	char err[512], body[4096], path[256], method[16];
+	int rc = 0;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s <state dir> <pool device> <count> <seed>\n", argv[0]);
+		return 2;
+	}
+	count = strtoul(argv[3], NULL, 10);
+	rng = strtoull(argv[4], NULL, 10);
+	if (ag_store_open(&store, argv[1]))
+		return 2;
+	ag_dm_init();
+	ctx.store = &store;
+	ctx.with_kernel = true;
+	if (ap_token_new(admin) || ap_token_hash(admin, ctx.admin_hash))
+		return 2;
+	if (ag_pool_add(&store, "p0", argv[2], false, err, sizeof(err))) {
+		fprintf(stderr, "pool: %s\n", err);
+		return 2;
+	}
+	populate();
+	for (i = 0; i < count && !rc; i++) {
+		const struct seed *s = &seeds[rnd(sizeof(seeds) / sizeof(seeds[0]))];
+		const char *tok = s->path[3] == 'p' || s->path[1] == 'm' ? admin : tok1;
+		const char *ct = "application/json", *im = NULL;
+		size_t len = s->body ? strlen(s->body) : 0, before_len, after_len;
+		char *before, *after, *out = NULL;
+		unsigned int st, m, n = 1 + rnd(3);
+
+		memcpy(body, s->body ? s->body : "", len + 1);
+		snprintf(path, sizeof(path), "%s", s->path);
+		snprintf(method, sizeof(method), "%s", s->method);
+		if (rnd(4) == 0)
+			tok = admin;
+		for (m = 0; m < n; m++) {
+			switch (rnd(10)) {
+			case 0:
+				snprintf(method, sizeof(method), "%s", methods[rnd(8)]);
+				break;
+			case 1: {
+				size_t at = rnd(strlen(path) + 1);
+
+				path[at] = "/aZ%.*?-1\x7f"[rnd(10)];
+				break;
+			}
+			case 2:
+				tok = (const char *[]){ admin, tok1, tok2, NULL, "zz" }[rnd(5)];
+				break;
+			case 3:
+				ct = (const char *[]){ "text/plain", NULL, "application/jsonx",
+						       "APPLICATION/JSON; charset=utf-8" }[rnd(4)];
+				break;
+			case 4:
+				im = (const char *[]){ "\"00000000\"", "*", "", "\"" }[rnd(4)];
+				break;
+			default:
+				mutate_body(body, &len, sizeof(body) - 1);
+				break;
+			}
+		}
+		before = state_bytes(argv[1], &before_len);
+		st = send_req(tok && !strcmp(tok, "zz") ? "zz" : tok, method, path, ct, im, body, len,
+			      &out);
+		after = state_bytes(argv[1], &after_len);
+		by_class[st / 100 < 6 ? st / 100 : 0]++;
+		if (st >= 500 || st < 200) {
+			printf("FAIL: %s %s [%s] -> %u %s\n", method, path, body, st, out ? out : "");
+			rc = 1;
+		} else if (st >= 400 && (before_len != after_len || memcmp(before, after, before_len))) {
+			printf("FAIL: %s %s [%s] -> %u changed the state\n", method, path, body, st);
+			rc = 1;
+		}
+		free(out);
+		free(before);
+		free(after);
+		if (i % 250 == 249)
+			populate();
+	}
+	printf("%lu requests: %lu 2xx, %lu 4xx, %lu 5xx\n", i, by_class[2], by_class[4], by_class[5]);
+	ag_store_close(&store);
+	return rc;
+}

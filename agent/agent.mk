@@ -25,7 +25,8 @@ $(SLUICECTL): $(ROOT)/api/sluicectl.c
 
 # The API fuzzer, run in the guest against the real kernel (tests/vm/tests/api/002-fuzz).
 FUZZ_API := $(BUILD)/bin/sluice-fuzz-api
-FUZZ_API_SRC := $(filter-out $(AGENT_DIR)/sluiced.c,$(AGENT_SRC)) $(ROOT)/tests/unit/fuzz_api.c
+FUZZ_API_SRC := $(filter-out $(AGENT_DIR)/sluiced.c,$(AGENT_SRC)) $(ROOT)/tests/unit/fuzz_api.c \
+	$(ROOT)/tests/unit/fuzz_api_main.c
 $(FUZZ_API): $(FUZZ_API_SRC) $(AGENT_HDR)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $(FUZZ_API_SRC) -ljansson \

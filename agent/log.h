@@ -2,7 +2,8 @@
 /*
  * Logging to stderr, one line each, "sluiced: <level>: <message>"; under
  * systemd (JOURNAL_STREAM set) "<priority>message" instead, which the
- * journal takes as the line's priority (sd-daemon(3)).
+ * journal takes as the line's priority (sd-daemon(3)). SLUICED_LOG=warning
+ * (or error) drops the lines below that level.
  */
 #ifndef SLUICE_AGENT_LOG_H
 #define SLUICE_AGENT_LOG_H
@@ -17,8 +18,13 @@ static inline void ag_log(const char *level, const char *fmt, ...)
 
 static inline void ag_log(const char *level, const char *fmt, ...)
 {
+	const char *min = getenv("SLUICED_LOG");
 	va_list ap;
 
+	if (min && !strcmp(level, "info") && (!strcmp(min, "warning") || !strcmp(min, "error")))
+		return;
+	if (min && !strcmp(level, "warning") && !strcmp(min, "error"))
+		return;
 	if (getenv("JOURNAL_STREAM"))
 		fprintf(stderr, "<%c>", !strcmp(level, "error") ? '3' :
 			!strcmp(level, "warning") ? '4' : '6');

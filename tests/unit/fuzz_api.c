@@ -5,6 +5,11 @@
  *
  *   sluice-fuzz-api <state dir> <pool device> <count> <seed>
  *
+ * With "-" for the device (host tests, under ASan and UBSan, no kernel) the
+ * state is made directly with a pool and two volumes, and requests that
+ * reach the kernel fail there: a 5xx is then only counted, and the run is
+ * for memory safety of the request handling.
+ *
  * Valid requests for every endpoint are mutated (bytes of the body flipped,
  * inserted or cut, numbers swapped for hostile ones, methods, paths, tokens,
  * content types and If-Match changed). Every answer must be below 500, and
@@ -14,10 +19,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libdevmapper.h>
 
 #include "../../agent/dmctl.h"
 #include "../../agent/ops.h"
 #include "../../api/api.h"
+#include "fuzz_api.h"
+
+/* without a kernel, libdevmapper's complaints are expected */
+static void quiet_dm_log(int level, const char *file, int line, int dm_errno, const char *f, ...)
+{
+	(void)level, (void)file, (void)line, (void)dm_errno, (void)f;
+}
 
 static char admin[AP_TOKEN_LEN + 1], tok1[AP_TOKEN_LEN + 1], tok2[AP_TOKEN_LEN + 1];
 static struct ap_ctx ctx;
@@ -176,11 +189,12 @@ static void populate(void)
 		 "{\"id\":\"v2\",\"pool\":\"p0\",\"size_bytes\":67108864}", 50, NULL);
 }
 
-int main(int argc, char **argv)
+int fuzz_api_run(int argc, char **argv)
 {
 	struct ag_store store;
 	unsigned long count, i, by_class[6] = { 0 };
 	char err[512], body[4096], path[256], method[16];
+	bool host;
 	int rc = 0;
 
 	if (argc != 5) {
@@ -196,7 +210,28 @@ int main(int argc, char **argv)
 	ctx.with_kernel = true;
 	if (ap_token_new(admin) || ap_token_hash(admin, ctx.admin_hash))
 		return 2;
-	if (ag_pool_add(&store, "p0", argv[2], false, err, sizeof(err))) {
+	host = !strcmp(argv[2], "-");
+	if (host) {
+		json_t *st = json_pack("{s:{s:{s:s, s:I}}, s:{s:{s:s, s:s, s:I, s:[[I, I]],"
+				       " s:s, s:s}, s:{s:s, s:s, s:I, s:[[I, I]], s:s, s:s}}}",
+				       "pools", "p0", "device", "/dev/null", "extents", (json_int_t)8,
+				       "volumes",
+				       "v1", "tenant", "t1", "pool", "p0", "size", (json_int_t)67108864,
+				       "runs", (json_int_t)1, (json_int_t)1, "policy", "iops=800",
+				       "state", "ready",
+				       "v2", "tenant", "t2", "pool", "p0", "size", (json_int_t)67108864,
+				       "runs", (json_int_t)2, (json_int_t)1, "policy", "", "state", "ready");
+
+		rc = !st || ag_store_save(&store, st, err, sizeof(err)) ? 1 : 0;
+		json_decref(st);
+		if (rc) {
+			fprintf(stderr, "state: %s\n", err);
+			return 2;
+		}
+		dm_log_with_errno_init(quiet_dm_log);
+		/* populate() makes the tenants (and their tokens) through the API */
+		ctx.with_kernel = false;
+	} else if (ag_pool_add(&store, "p0", argv[2], false, err, sizeof(err))) {
 		fprintf(stderr, "pool: %s\n", err);
 		return 2;
 	}
@@ -245,7 +280,9 @@ int main(int argc, char **argv)
 			      &out);
 		after = state_bytes(argv[1], &after_len);
 		by_class[st / 100 < 6 ? st / 100 : 0]++;
-		if (st >= 500 || st < 200) {
+		if (host && st >= 500 && !(s->method[0] == 'G' && !strcmp(method, "GET"))) {
+			;	/* the kernel was asked, and there is none */
+		} else if (st >= 500 || st < 200) {
 			printf("FAIL: %s %s [%s] -> %u %s\n", method, path, body, st, out ? out : "");
 			rc = 1;
 		} else if (st >= 400 && (before_len != after_len || memcmp(before, after, before_len))) {

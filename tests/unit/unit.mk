@@ -6,8 +6,11 @@ UNIT_NAMES := $(patsubst $(UNIT_DIR)/test_%.c,%,$(UNIT_SRCS))
 # The code under test: the kernel's portable parts and the agent's libraries.
 UNIT_CORE := $(ROOT)/dmtarget/sluice-core.c
 UNIT_SRC := $(UNIT_CORE) $(ROOT)/dmtarget/sluice-sched.c $(ROOT)/agent/extent.c $(ROOT)/agent/store.c $(ROOT)/agent/plan.c $(ROOT)/agent/model.c $(ROOT)/api/policy.c
-UNIT_LDLIBS := -lm -ljansson
-UNIT_DEPS := $(UNIT_DIR)/unit.c $(UNIT_DIR)/unit.h $(UNIT_SRC) $(ROOT)/dmtarget/sluice-core.h $(ROOT)/dmtarget/sluice-sched.h $(ROOT)/agent/extent.h $(ROOT)/agent/store.h $(ROOT)/agent/plan.h $(ROOT)/agent/model.h $(ROOT)/api/policy.h
+UNIT_LDLIBS := -lm -ljansson -ldevmapper -lblkid -lmicrohttpd -lgnutls -lpthread
+# test_api runs the API's handlers over the agent's operations
+UNIT_API_SRC = $(filter-out $(ROOT)/api/server.c $(ROOT)/api/policy.c,$(API_SRC)) $(ROOT)/agent/ops.c \
+	$(ROOT)/agent/dmctl.c $(UNIT_DIR)/fuzz_api.c
+UNIT_DEPS := $(UNIT_DIR)/unit.c $(UNIT_DIR)/unit.h $(UNIT_SRC) $(ROOT)/dmtarget/sluice-core.h $(ROOT)/dmtarget/sluice-sched.h $(ROOT)/agent/extent.h $(ROOT)/agent/store.h $(ROOT)/agent/plan.h $(ROOT)/agent/model.h $(wildcard $(ROOT)/api/*.[ch]) $(ROOT)/agent/ops.c $(ROOT)/agent/dmctl.c $(wildcard $(UNIT_DIR)/fuzz_api*)
 CFLAGS_USER := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -17,11 +20,11 @@ FUZZ_PARSE := $(BUILD)/fuzz/fuzz_parse
 
 $(BUILD)/unit/plain/test_%: $(UNIT_DIR)/test_%.c $(UNIT_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_USER) -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_SRC) $(UNIT_LDLIBS)
+	$(CC) $(CFLAGS_USER) -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_SRC) $(if $(filter test_api,$(@F)),$(UNIT_API_SRC)) $(UNIT_LDLIBS)
 
 $(BUILD)/unit/asan/test_%: $(UNIT_DIR)/test_%.c $(UNIT_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_USER) -O1 $(SAN) -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_SRC) $(UNIT_LDLIBS)
+	$(CC) $(CFLAGS_USER) -O1 $(SAN) -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_SRC) $(if $(filter test_api,$(@F)),$(UNIT_API_SRC)) $(UNIT_LDLIBS)
 
 $(FUZZ_PARSE): $(UNIT_DIR)/fuzz_parse.c $(UNIT_CORE) $(ROOT)/dmtarget/sluice-core.h
 	@mkdir -p $(@D)

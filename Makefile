@@ -26,12 +26,13 @@ modules: deps
 # Each suite writes its counts file; a suite that cannot run leaves none and
 # the summary counts it as a failure. The summary's exit status is make's.
 test: deps
-	@mkdir -p $(BUILD); rm -f $(BUILD)/unit.counts $(BUILD)/lint.counts $(BUILD)/openapi.counts $(VM_OUT)/vm.counts
+	@mkdir -p $(BUILD); rm -f $(BUILD)/unit.counts $(BUILD)/lint.counts $(BUILD)/openapi.counts $(BUILD)/promtool.counts $(VM_OUT)/vm.counts
 	@$(MAKE) --no-print-directory test-unit || true
 	@$(MAKE) --no-print-directory test-lint || true
 	@$(ROOT)/mk/openapi.sh $(BUILD)/openapi.counts || true
 	@$(MAKE) --no-print-directory test-vm || true
-	@$(ROOT)/mk/summary.sh $(BUILD)/unit.counts $(BUILD)/lint.counts $(BUILD)/openapi.counts $(VM_OUT)/vm.counts
+	@$(ROOT)/mk/promtool.sh $(BUILD)/promtool.counts $(VM_OUT) || true
+	@$(ROOT)/mk/summary.sh $(BUILD)/unit.counts $(BUILD)/lint.counts $(BUILD)/openapi.counts $(BUILD)/promtool.counts $(VM_OUT)/vm.counts
 
 test-lint: deps
 	@mkdir -p $(BUILD)

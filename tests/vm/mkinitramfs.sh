@@ -96,6 +96,15 @@ overlay)
 			cp -L "$lib" "$stage$lib"
 		done
 	done
+	# a self-signed certificate for 127.0.0.1, for the HTTPS test (made once)
+	tls=$root/build/test-tls
+	if [ ! -s "$tls/cert.pem" ]; then
+		mkdir -p "$tls"
+		openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=127.0.0.1 \
+			-addext subjectAltName=IP:127.0.0.1 -keyout "$tls/key.pem" \
+			-out "$tls/cert.pem" > /dev/null 2>&1
+	fi
+	cp -r "$tls" "$stage/sluice/tls"
 	cp "$root/tests/vm/guest/init" "$stage/init"
 	chmod 755 "$stage/init"
 	cp -r "$root/tests/vm/guest" "$stage/sluice/guest"

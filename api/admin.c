@@ -12,7 +12,7 @@ void ap_get_health(struct ap_call *c)
 {
 	ap_reply(c, 200, json_pack("{s:s, s:I, s:I}", "status", "ok", "generation",
 				   (json_int_t)c->ctx->store->generation, "volumes",
-				   (json_int_t)c->model.nr_vols));
+				   (json_int_t)c->model->nr_vols));
 }
 
 static json_t *pool_json(const struct ag_model *m, const struct ag_pool *p)
@@ -41,8 +41,8 @@ void ap_list_pools(struct ap_call *c)
 		json_decref(items);
 		return;
 	}
-	for (size_t i = 0; i < c->model.nr_pools; i++) {
-		json_t *p = pool_json(&c->model, &c->model.pools[i]);
+	for (size_t i = 0; i < c->model->nr_pools; i++) {
+		json_t *p = pool_json(c->model, &c->model->pools[i]);
 
 		json_object_set(p, "id", json_object_get(p, "name"));
 		json_array_append_new(items, p);
@@ -56,7 +56,7 @@ void ap_list_pools(struct ap_call *c)
 
 void ap_get_pool(struct ap_call *c)
 {
-	const struct ag_pool *p = ag_model_pool(&c->model, c->arg);
+	const struct ag_pool *p = ag_model_pool(c->model, c->arg);
 
 	if (!ap_need_admin(c))
 		return;
@@ -64,7 +64,7 @@ void ap_get_pool(struct ap_call *c)
 		ap_problem(c->resp, AP_P_NOT_FOUND, "no pool %s", c->arg);
 		return;
 	}
-	ap_reply(c, 200, pool_json(&c->model, p));
+	ap_reply(c, 200, pool_json(c->model, p));
 }
 
 void ap_post_pool(struct ap_call *c)
@@ -109,8 +109,8 @@ static size_t volumes_of(struct ap_call *c, const char *tenant)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < c->model.nr_vols; i++)
-		n += !strcmp(c->model.vols[i].tenant, tenant) && !c->model.vols[i].deleting;
+	for (size_t i = 0; i < c->model->nr_vols; i++)
+		n += !strcmp(c->model->vols[i].tenant, tenant) && !c->model->vols[i].deleting;
 	return n;
 }
 

@@ -11,13 +11,30 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <sys/types.h>
+#include <time.h>
+
+#include "../agent/model.h"
 #include "../agent/store.h"
 #include "auth.h"
 
 #define AP_BODY_MAX (64 * 1024)	/* larger bodies get 413 */
 
+/* The state as last read, kept while the file is the same one (every save renames a new file in). */
+struct ap_state_cache {
+	json_t *state;
+	struct ag_model model;
+	bool valid;
+	uint64_t generation;	/* the store's; an operation of this process saves through it */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
 struct ap_ctx {
 	struct ag_store *store;
+	struct ap_state_cache cache;
 	char admin_hash[AP_HASH_HEX + 1];
 	/* the kernel is asked (stats, convergence): off in host tests */
 	bool with_kernel;
@@ -46,5 +63,7 @@ struct ap_response {
 };
 
 void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp);
+/* Drop the cached state (at exit). */
+void ap_ctx_release(struct ap_ctx *ctx);
 
 #endif

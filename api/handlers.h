@@ -23,8 +23,8 @@ struct ap_call {
 	struct ap_response *resp;
 	struct ap_who who;
 	const char *arg;		/* the path's {id}, or NULL */
-	json_t *state;			/* as loaded for this request */
-	struct ag_model model;
+	json_t *state;			/* as loaded for this request: read only */
+	struct ag_model *model;
 };
 
 typedef void ap_handler(struct ap_call *c);

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "handlers.h"
 
@@ -103,9 +104,56 @@ void ap_reply(struct ap_call *c, unsigned int status, json_t *j)
 	json_decref(j);
 }
 
+void ap_ctx_release(struct ap_ctx *ctx)
+{
+	if (ctx->cache.valid) {
+		ag_model_free(&ctx->cache.model);
+		json_decref(ctx->cache.state);
+	}
+	ctx->cache.valid = false;
+}
+
+/*
+ * The stored state and its model, read again only when the file is not the
+ * one read last: a save renames a new file over it, so its inode changes.
+ * Handlers only read them; operations load their own copy.
+ */
+static int current_state(struct ap_ctx *ctx, json_t **state, struct ag_model **model)
+{
+	struct ap_state_cache *c = &ctx->cache;
+	struct stat st;
+	char err[512];
+	bool have = stat(ctx->store->path, &st) == 0;
+
+	if (c->valid && have && c->generation == ctx->store->generation && st.st_ino == c->ino && st.st_dev == c->dev &&
+	    st.st_size == c->size && st.st_mtim.tv_sec == c->mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == c->mtime.tv_nsec)
+		goto out;
+	ap_ctx_release(ctx);
+	if (ag_store_load(ctx->store, &c->state, err, sizeof(err)))
+		return -1;
+	if (ag_model_from_json(&c->model, c->state, err, sizeof(err))) {
+		json_decref(c->state);
+		return -1;
+	}
+	/* a state that is not on disk yet (no file) is read again next time */
+	c->valid = have;
+	c->generation = ctx->store->generation;
+	if (have) {
+		c->dev = st.st_dev;
+		c->ino = st.st_ino;
+		c->size = st.st_size;
+		c->mtime = st.st_mtim;
+	}
+out:
+	*state = c->state;
+	*model = &c->model;
+	return 0;
+}
+
 void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp)
 {
-	char arg[AG_ID_MAX + 2] = "", err[512];
+	char arg[AG_ID_MAX + 2] = "";
 	const struct route *r = NULL;
 	struct ap_call c = { .ctx = ctx, .req = req, .resp = resp };
 	bool path_known = false;
@@ -139,19 +187,15 @@ void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_respo
 		}
 		c.arg = arg;
 	}
-	if (ag_store_load(ctx->store, &c.state, err, sizeof(err))) {
+	if (current_state(ctx, &c.state, &c.model)) {
 		ap_problem(resp, AP_P_INTERNAL, "the state cannot be read");
 		return;
 	}
-	if (ag_model_from_json(&c.model, c.state, err, sizeof(err))) {
-		json_decref(c.state);
-		ap_problem(resp, AP_P_INTERNAL, "the state does not check");
-		return;
-	}
+	/* the handler's own reference: an operation may replace the cache */
+	json_incref(c.state);
 	if (!r->open && !resolve(ctx, c.state, req->authorization, &c.who))
 		ap_problem(resp, AP_P_UNAUTHORIZED, "give a valid token: Authorization: Bearer <token>");
 	else
 		r->fn(&c);
-	ag_model_free(&c.model);
 	json_decref(c.state);
 }

@@ -334,6 +334,7 @@ int ap_serve(const char *config_path, const char *state_dir)
 	notify("STOPPING=1");
 	ag_log("info", "signal %d: finishing what is in flight; devices stay up", sig);
 	stop_listening(&l);
+	ap_ctx_release(&ctx);
 	ag_store_close(&store);
 	ag_log("info", "stopped");
 	return 0;

@@ -156,7 +156,7 @@ static void histogram(FILE *f, const char *name, const char *labels, json_t *st)
 
 void ap_get_metrics(struct ap_call *c)
 {
-	size_t n = c->model.nr_vols, i, m, len = 0;
+	size_t n = c->model->nr_vols, i, m, len = 0;
 	json_t **st = calloc(n ? n : 1, sizeof(*st));
 	char *out = NULL, labels[160];
 	FILE *f;
@@ -166,8 +166,8 @@ void ap_get_metrics(struct ap_call *c)
 		return;
 	}
 	for (i = 0; i < n; i++)
-		if (!c->model.vols[i].deleting)
-			st[i] = status_of(c, c->model.vols[i].id);
+		if (!c->model->vols[i].deleting)
+			st[i] = status_of(c, c->model->vols[i].id);
 	f = open_memstream(&out, &len);
 	if (!f) {
 		free(st);
@@ -177,10 +177,10 @@ void ap_get_metrics(struct ap_call *c)
 	fprintf(f, "# HELP sluice_volume_size_bytes Size of the volume.\n"
 		"# TYPE sluice_volume_size_bytes gauge\n");
 	for (i = 0; i < n; i++)
-		if (!c->model.vols[i].deleting)
+		if (!c->model->vols[i].deleting)
 			fprintf(f, "sluice_volume_size_bytes{volume=\"%s\",tenant=\"%s\"} %llu\n",
-				c->model.vols[i].id, c->model.vols[i].tenant,
-				(unsigned long long)c->model.vols[i].size);
+				c->model->vols[i].id, c->model->vols[i].tenant,
+				(unsigned long long)c->model->vols[i].size);
 	for (m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
 		const struct metric *mt = &metrics[m];
 
@@ -189,7 +189,7 @@ void ap_get_metrics(struct ap_call *c)
 			if (!st[i] || (mt->key && !json_is_integer(json_object_get(st[i], mt->key))))
 				continue;
 			snprintf(labels, sizeof(labels), "volume=\"%s\",tenant=\"%s\"",
-				 c->model.vols[i].id, c->model.vols[i].tenant);
+				 c->model->vols[i].id, c->model->vols[i].tenant);
 			if (!mt->key)
 				histogram(f, mt->name, labels, st[i]);
 			else if (mt->scale == 1)
@@ -201,9 +201,9 @@ void ap_get_metrics(struct ap_call *c)
 	}
 	fprintf(f, "# HELP sluice_pool_capacity_bytes Bytes of the pool volumes can use.\n"
 		"# TYPE sluice_pool_capacity_bytes gauge\n");
-	for (i = 0; i < c->model.nr_pools; i++)
-		fprintf(f, "sluice_pool_capacity_bytes{pool=\"%s\"} %llu\n", c->model.pools[i].name,
-			(unsigned long long)((c->model.pools[i].extents - 1) * AG_EXTENT_BYTES));
+	for (i = 0; i < c->model->nr_pools; i++)
+		fprintf(f, "sluice_pool_capacity_bytes{pool=\"%s\"} %llu\n", c->model->pools[i].name,
+			(unsigned long long)((c->model->pools[i].extents - 1) * AG_EXTENT_BYTES));
 	fclose(f);
 	for (i = 0; i < n; i++)
 		json_decref(st[i]);

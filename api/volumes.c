@@ -139,7 +139,7 @@ void ap_post_tenant_volume(struct ap_call *c)
 	} else if (!ag_valid_id(id)) {
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "id: 1 to %d of a-z 0-9 -, not ending in -data",
 			   AG_ID_MAX);
-	} else if (!ag_model_pool(&c->model, pool)) {
+	} else if (!ag_model_pool(c->model, pool)) {
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "pool: no pool %.64s", pool);
 	} else if (!size_of(c, json_object_get(b, "size_bytes"), &size)) {
 		;

@@ -296,6 +296,7 @@ int fuzz_api_run(int argc, char **argv)
 			populate();
 	}
 	printf("%lu requests: %lu 2xx, %lu 4xx, %lu 5xx\n", i, by_class[2], by_class[4], by_class[5]);
+	ap_ctx_release(&ctx);
 	ag_store_close(&store);
 	return rc;
 }

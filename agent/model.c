@@ -56,6 +56,105 @@ int ag_policy_check(const char *policy, char *why, size_t len)
 	return check_policy(policy, why, len);
 }
 
+static const char *const scaled_rates[] = { "bps", "rbps", "wbps", "iops", "riops", "wiops" };
+
+#define SCALE_VALUE_MAX (1ULL << 53)
+#define NR_SCALED (sizeof(scaled_rates) / sizeof(scaled_rates[0]))
+
+/* One "<rate>=<per GiB>:<floor>" word: the rate's index, or -1. */
+static int scale_word(const char *w, uint64_t *per_gib, uint64_t *floor)
+{
+	char rate[8], tail;
+	unsigned long long a, b;
+	size_t i;
+
+	if (sscanf(w, "%7[a-z]=%llu:%llu%c", rate, &a, &b, &tail) != 3 || strchr(w, '-') ||
+	    a < 1 || a > SCALE_VALUE_MAX || b > SCALE_VALUE_MAX)
+		return -1;
+	for (i = 0; i < NR_SCALED; i++)
+		if (!strcmp(rate, scaled_rates[i])) {
+			*per_gib = a;
+			*floor = b;
+			return (int)i;
+		}
+	return -1;
+}
+
+int ag_scale_check(const char *scale, char *why, size_t len)
+{
+	char buf[256], *save = NULL, *w;
+	unsigned int seen = 0;
+	uint64_t a, b;
+	int i;
+
+	if (strlen(scale) >= sizeof(buf))
+		return snprintf(why, len, "scale too long"), -1;
+	strcpy(buf, scale);
+	for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		i = scale_word(w, &a, &b);
+		if (i < 0 || seen & (1u << i))
+			return snprintf(why, len, "bad scale word '%s'", w), -1;
+		seen |= 1u << i;
+	}
+	return 0;
+}
+
+int ag_policy_scaled(const char *policy, const char *scale, uint64_t size, char *out,
+		     size_t len, char *why, size_t wlen)
+{
+	char words[1024 + 256 + 8], extra[NR_SCALED][48], sbuf[256], *argv[64];
+	char *save = NULL, *w;
+	unsigned int n = 0, k = 0, scaled = 0;
+	struct sl_config cfg;
+	const char *err = NULL, *badarg = NULL;
+	uint64_t a, b, v;
+	int i;
+
+	if (ag_scale_check(scale, why, wlen))
+		return -1;
+	if (strlen(policy) >= 1024)
+		return snprintf(why, wlen, "policy too long"), -1;
+	strcpy(sbuf, scale);
+	for (w = strtok_r(sbuf, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		scaled |= 1u << scale_word(w, &a, &b);
+	strcpy(words, policy);
+	save = NULL;
+	for (w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (n == 64 - NR_SCALED || !strncmp(w, "pool=", 5) || !strncmp(w, "tenant=", 7))
+			return snprintf(why, wlen, "bad policy word '%s'", w), -1;
+		/* a scaled rate's old value gives way to the one computed here */
+		for (i = 0; i < (int)NR_SCALED; i++)
+			if (scaled & (1u << i) && !strncmp(w, scaled_rates[i], strlen(scaled_rates[i])) &&
+			    w[strlen(scaled_rates[i])] == '=')
+				break;
+		if (i == (int)NR_SCALED)
+			argv[n++] = w;
+	}
+	strcpy(sbuf, scale);
+	save = NULL;
+	for (w = strtok_r(sbuf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		i = scale_word(w, &a, &b);
+		v = sl_mul_div(a, size, 1ULL << 30);
+		if (v < b)
+			v = b;
+		if (v < 1)
+			v = 1;
+		if (v > SCALE_VALUE_MAX)
+			v = SCALE_VALUE_MAX;
+		snprintf(extra[k], sizeof(extra[k]), "%s=%llu", scaled_rates[i],
+			 (unsigned long long)v);
+		argv[n++] = extra[k++];
+	}
+	sl_config_init(&cfg);
+	strcpy(cfg.pool, "p");
+	if (sl_config_parse(&cfg, SL_PARSE_SET, n, argv, &err, &badarg))
+		return snprintf(why, wlen, "policy: %s", err), -1;
+	cfg.pool[0] = '\0';
+	if (sl_config_format(&cfg, out, len) < 0)
+		return snprintf(why, wlen, "policy too long"), -1;
+	return 0;
+}
+
 static int load_pools(struct ag_model *m, json_t *pools, char *err, size_t errlen)
 {
 	const char *name;
@@ -111,7 +210,7 @@ static int load_volume(struct ag_model *m, const char *id, json_t *j, char *err,
 		       size_t errlen)
 {
 	struct ag_volume *v = &m->vols[m->nr_vols];
-	const char *tenant, *pool, *policy, *state;
+	const char *tenant, *pool, *policy, *state, *scale = "";
 	json_t *runs;
 	json_int_t size;
 	uint64_t ext = 0;
@@ -143,6 +242,9 @@ static int load_volume(struct ag_model *m, const char *id, json_t *j, char *err,
 		return -1;
 	}
 	strcpy(v->policy, policy);
+	if (json_unpack(j, "{s?s}", "scale", &scale) || ag_scale_check(scale, why, sizeof(why)))
+		return bad(err, errlen, "bad scale of volume", id);
+	strcpy(v->scale, scale);
 	if (!strcmp(state, "deleting"))
 		v->deleting = true;
 	else if (strcmp(state, "ready"))

@@ -221,10 +221,31 @@ static int check_policy(const char *id, const char *tenant, const char *pool,
 static int save_and_converge(struct ag_store *s, json_t *state, const char *id, char *err,
 			     size_t errlen);
 
-int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
-		     const char *pool, uint64_t size, const char *policy, char *err,
-		     size_t errlen)
+/* The policy in force at size, into buf (AG_POLICY_MAX); -AG_E_INVALID with err. */
+static int in_force(const char *policy, const char *scale, uint64_t size, char *buf, char *err,
+		    size_t errlen)
 {
+	char why[200];
+
+	if (ag_policy_scaled(policy, scale, size, buf, AG_POLICY_MAX, why, sizeof(why)))
+		return failc(err, errlen, AG_E_INVALID, "%s", why);
+	return 0;
+}
+
+/* Record a volume's scale, leaving none out of the record. */
+static void set_scale(json_t *jv, const char *scale)
+{
+	if (scale[0])
+		json_object_set_new(jv, "scale", json_string(scale));
+	else
+		json_object_del(jv, "scale");
+}
+
+int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
+		     const char *pool, uint64_t size, const char *base, const char *scale,
+		     char *err, size_t errlen)
+{
+	char policy[AG_POLICY_MAX];
 	struct ag_model m;
 	uint64_t free_left;
 	struct ag_run *runs = NULL;
@@ -235,6 +256,8 @@ int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
 
 	if (!size || size % 512)
 		return failc(err, errlen, AG_E_INVALID, "size: a positive multiple of 512");
+	if (in_force(base, scale, size, policy, err, errlen))
+		return -AG_E_INVALID;
 	if (check_policy(id, tenant, pool, policy, err, errlen))
 		return -AG_E_INVALID;
 	if (load(s, &state, &m, err, errlen))
@@ -265,6 +288,7 @@ int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
 			    json_pack("{s:s, s:s, s:I, s:o, s:s, s:s}", "tenant", tenant, "pool", pool,
 				      "size", (json_int_t)size, "runs", runs_json(runs, nr),
 				      "policy", policy, "state", "ready"));
+	set_scale(json_object_get(section(state, "volumes"), id), scale);
 	rc = save_and_converge(s, state, id, err, errlen);
 out:
 	free(runs);
@@ -283,9 +307,10 @@ static const struct ag_volume *find_vol(const struct ag_model *m, const char *id
 	return NULL;
 }
 
-int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, char *err,
-		   size_t errlen)
+int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, const char *base,
+		   const char *scale, char *err, size_t errlen)
 {
+	char policy[AG_POLICY_MAX];
 	struct ag_model m;
 	uint64_t free_left;
 	struct ag_run *runs = NULL;
@@ -305,6 +330,16 @@ int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, char *err,
 		rc = failc(err, errlen, AG_E_INVALID, "size: a multiple of 512 above the current %" PRIu64, v->size);
 		goto out;
 	}
+	if (!base) {
+		base = v->policy;
+		scale = v->scale;
+	}
+	rc = in_force(base, scale, size, policy, err, errlen);
+	if (!rc && check_policy(id, v->tenant, v->pool, policy, err, errlen))
+		rc = -AG_E_INVALID;
+	if (rc)
+		goto out;
+	rc = -1;
 	nr = v->nr_runs;
 	runs = malloc(nr * sizeof(*runs));
 	if (!runs) {
@@ -326,6 +361,8 @@ int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, char *err,
 	jv = json_object_get(json_object_get(state, "volumes"), id);
 	json_object_set_new(jv, "size", json_integer((json_int_t)size));
 	json_object_set_new(jv, "runs", runs_json(runs, nr));
+	json_object_set_new(jv, "policy", json_string(policy));
+	set_scale(jv, scale);
 	rc = save_and_converge(s, state, id, err, errlen);
 out:
 	free(runs);
@@ -334,9 +371,10 @@ out:
 	return rc;
 }
 
-int ag_volume_set(struct ag_store *s, const char *id, const char *policy, char *err,
-		  size_t errlen)
+int ag_volume_set(struct ag_store *s, const char *id, const char *base, const char *scale,
+		  char *err, size_t errlen)
 {
+	char policy[AG_POLICY_MAX];
 	struct ag_model m;
 	const struct ag_volume *v;
 	json_t *state;
@@ -349,12 +387,14 @@ int ag_volume_set(struct ag_store *s, const char *id, const char *policy, char *
 		rc = failc(err, errlen, AG_E_NOTFOUND, "no volume %s", id);
 		goto out;
 	}
-	if (check_policy(id, v->tenant, v->pool, policy, err, errlen)) {
+	if (in_force(base, scale, v->size, policy, err, errlen) ||
+	    check_policy(id, v->tenant, v->pool, policy, err, errlen)) {
 		rc = -AG_E_INVALID;
 		goto out;
 	}
 	json_object_set_new(json_object_get(json_object_get(state, "volumes"), id), "policy",
 			    json_string(policy));
+	set_scale(json_object_get(json_object_get(state, "volumes"), id), scale);
 	rc = save_and_converge(s, state, id, err, errlen);
 out:
 	ag_model_free(&m);

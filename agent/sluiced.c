@@ -100,7 +100,8 @@ static int op_create(struct ag_store *s, char **a, char *err, size_t len)
 
 	if (parse_size(a[3], &size))
 		return snprintf(err, len, "size: bytes, a number"), -1;
-	return ag_volume_create(s, a[0], a[1], a[2], size, a[4] ? a[4] : "", err, len);
+	return ag_volume_create(s, a[0], a[1], a[2], size, a[4] ? a[4] : "",
+				a[4] && a[5] ? a[5] : "", err, len);
 }
 
 static int op_grow(struct ag_store *s, char **a, char *err, size_t len)
@@ -109,12 +110,12 @@ static int op_grow(struct ag_store *s, char **a, char *err, size_t len)
 
 	if (parse_size(a[1], &size))
 		return snprintf(err, len, "size: bytes, a number"), -1;
-	return ag_volume_grow(s, a[0], size, err, len);
+	return ag_volume_grow(s, a[0], size, NULL, NULL, err, len);
 }
 
 static int op_set(struct ag_store *s, char **a, char *err, size_t len)
 {
-	return ag_volume_set(s, a[0], a[1], err, len);
+	return ag_volume_set(s, a[0], a[1], a[2] ? a[2] : "", err, len);
 }
 
 static int op_delete(struct ag_store *s, char **a, char *err, size_t len)
@@ -207,9 +208,10 @@ static void usage(void)
 		"  list                                       one line a volume\n"
 		"  serve                                      commands from stdin, a line each\n"
 		"  pool-add <name> <device> [force]           register a disk as a pool\n"
-		"  create <id> <tenant> <pool> <bytes> [policy]\n"
-		"  grow <id> <bytes>\n"
-		"  set <id> <policy>                          sluice table arguments\n"
+		"  create <id> <tenant> <pool> <bytes> [policy [scale]]\n"
+		"  grow <id> <bytes>                          (rescales the scaled rates)\n"
+		"  set <id> <policy> [scale]                  sluice table arguments, and\n"
+		"                                             \"<rate>=<per GiB>:<floor> ...\"\n"
 		"  delete <id>                                remove it, zero its extents\n");
 }
 
@@ -220,11 +222,11 @@ static int dispatch(const char *dir, int argc, char **argv)
 		return with_store(dir, op_reconcile, argv + 1);
 	if (!strcmp(argv[0], "pool-add") && (argc == 3 || (argc == 4 && !strcmp(argv[3], "force"))))
 		return with_store(dir, op_pool_add, argv + 1);
-	if (!strcmp(argv[0], "create") && (argc == 5 || argc == 6))
+	if (!strcmp(argv[0], "create") && argc >= 5 && argc <= 7)
 		return with_store(dir, op_create, argv + 1);
 	if (!strcmp(argv[0], "grow") && argc == 3)
 		return with_store(dir, op_grow, argv + 1);
-	if (!strcmp(argv[0], "set") && argc == 3)
+	if (!strcmp(argv[0], "set") && (argc == 3 || argc == 4))
 		return with_store(dir, op_set, argv + 1);
 	if (!strcmp(argv[0], "delete") && argc == 2)
 		return with_store(dir, op_delete, argv + 1);
@@ -250,16 +252,22 @@ static int cmd_serve(const char *dir)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while (fgets(line, sizeof(line), stdin)) {
-		char *argv[16], *save = NULL, *w;
-		int argc = 0;
+		char *argv[17], *save = NULL, *w;
+		int argc = 0, i, first = 0;
 
 		line[strcspn(line, "\n")] = '\0';
 		for (w = strtok_r(line, " ", &save); w && argc < 16; w = strtok_r(NULL, " ", &save))
 			argv[argc++] = w;
+		argv[argc] = NULL;
 		if (!argc)
 			continue;
-		if (argc >= 2 && (!strcmp(argv[0], "create") || !strcmp(argv[0], "set")))
-			for (w = argv[argc - 1]; *w; w++)
+		/* the policy and scale words */
+		if (!strcmp(argv[0], "create"))
+			first = 5;
+		else if (!strcmp(argv[0], "set"))
+			first = 2;
+		for (i = first ? first : argc; i < argc; i++)
+			for (w = argv[i]; *w; w++)
 				if (*w == ',')
 					*w = ' ';
 		printf("%s\n", dispatch(dir, argc, argv) ? "err" : "ok");

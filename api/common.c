@@ -131,16 +131,19 @@ json_t *ap_visible_volume(struct ap_call *c, const char *id)
 json_t *ap_volume_json(const char *id, json_t *stored, char *etag)
 {
 	char *dump = json_dumps(stored, JSON_COMPACT | JSON_SORT_KEYS), dev[96];
-	json_t *policy = ap_policy_from_args(json_string_value(json_object_get(stored, "policy")));
+	const char *args = json_string_value(json_object_get(stored, "policy"));
+	json_t *policy = ap_policy_from_args(args, json_string_value(json_object_get(stored, "scale")));
+	json_t *in_force = ap_policy_from_args(args, NULL);
 
 	snprintf(etag, 16, "\"%08x\"", dump ? ag_crc32c(0, dump, strlen(dump)) : 0);
 	free(dump);
 	snprintf(dev, sizeof(dev), "/dev/mapper/sluice-%s", id);
-	return json_pack("{s:s, s:O, s:O, s:O, s:o, s:s}", "id", id,
+	return json_pack("{s:s, s:O, s:O, s:O, s:o, s:o, s:s}", "id", id,
 			 "tenant", json_object_get(stored, "tenant"),
 			 "pool", json_object_get(stored, "pool"),
 			 "size_bytes", json_object_get(stored, "size"),
-			 "policy", policy ? policy : json_object(), "device", dev);
+			 "policy", policy ? policy : json_object(),
+			 "effective_policy", in_force ? in_force : json_object(), "device", dev);
 }
 
 void ap_op_failed(struct ap_call *c, int rc, const char *err)

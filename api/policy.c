@@ -30,6 +30,7 @@ static const struct field fields[] = {
 };
 
 #define NR_FIELDS (sizeof(fields) / sizeof(fields[0]))
+#define NR_RATES 6	/* the first fields: the rates that can scale with size */
 
 static const struct field *field_of(const char *api)
 {
@@ -37,6 +38,32 @@ static const struct field *field_of(const char *api)
 		if (!strcmp(fields[i].api, api))
 			return &fields[i];
 	return NULL;
+}
+
+/*
+ * A scaling field, "<rate>_per_gb" or "<rate>_per_gb_min": the rate's
+ * index, with *floor set for the second; -1 for another name.
+ */
+static int scaling_of(const char *api, bool *floor)
+{
+	for (int i = 0; i < NR_RATES; i++) {
+		size_t n = strlen(fields[i].api);
+
+		if (strncmp(api, fields[i].api, n))
+			continue;
+		if (!strcmp(api + n, "_per_gb") || !strcmp(api + n, "_per_gb_min")) {
+			*floor = api[n + 7] != '\0';
+			return i;
+		}
+	}
+	return -1;
+}
+
+static bool known_field(const char *api)
+{
+	bool floor;
+
+	return field_of(api) || scaling_of(api, &floor) >= 0;
 }
 
 static long long get_field(json_t *p, const char *name)
@@ -66,7 +93,42 @@ static int value_of(const char *name, json_t *v, long long *out, char *err, size
 	return 0;
 }
 
-int ap_policy_to_args(json_t *policy, char *args, size_t len, char *err, size_t errlen)
+/* The scale words of the *_per_gb fields; -1 with err on a field that conflicts. */
+static int scale_words(json_t *policy, char *scale, size_t len, char *err, size_t errlen)
+{
+	char name[64];
+	size_t used = 0;
+	long long per, floor;
+	int n;
+
+	scale[0] = '\0';
+	for (int i = 0; i < NR_RATES; i++) {
+		snprintf(name, sizeof(name), "%s_per_gb", fields[i].api);
+		per = get_field(policy, name);
+		snprintf(name, sizeof(name), "%s_per_gb_min", fields[i].api);
+		floor = get_field(policy, name);
+		if (!per && floor) {
+			snprintf(err, errlen, "%s: needs %s_per_gb", name, fields[i].api);
+			return -1;
+		}
+		if (!per)
+			continue;
+		if (get_field(policy, fields[i].api)) {
+			snprintf(err, errlen, "%s_per_gb: give %s or %s_per_gb, not both",
+				 fields[i].api, fields[i].api, fields[i].api);
+			return -1;
+		}
+		n = snprintf(scale + used, len - used, "%s%s=%lld:%lld", used ? " " : "",
+			     fields[i].arg, per, floor);
+		if (n < 0 || (size_t)n >= len - used)
+			return fail(err, errlen, "policy", "too long");
+		used += n;
+	}
+	return 0;
+}
+
+int ap_policy_to_args(json_t *policy, char *args, size_t len, char *scale, size_t slen,
+		      char *err, size_t errlen)
 {
 	const char *name, *burst_from = NULL;
 	long long burst = 1, v;
@@ -80,12 +142,12 @@ int ap_policy_to_args(json_t *policy, char *args, size_t len, char *err, size_t 
 	json_object_foreach(policy, name, jv) {
 		const struct field *f = field_of(name);
 
-		if (!f)
+		if (!known_field(name))
 			return fail(err, errlen, name, "not a policy field") - 1;
 		n = value_of(name, jv, &v, err, errlen);
 		if (n)
 			return n;
-		if (f->arg)
+		if (!f || f->arg)
 			continue;
 		if (burst_from && v != burst) {
 			snprintf(err, errlen, "%s: must equal %s (one burst length a volume)", name,
@@ -95,6 +157,8 @@ int ap_policy_to_args(json_t *policy, char *args, size_t len, char *err, size_t 
 		burst_from = name;
 		burst = v;
 	}
+	if (scale_words(policy, scale, slen, err, errlen))
+		return -1;
 	/* in the target's canonical order, which the table prints back */
 	args[0] = '\0';
 	for (k = 0; k < NR_FIELDS; k++) {
@@ -118,10 +182,42 @@ int ap_policy_to_args(json_t *policy, char *args, size_t len, char *err, size_t 
 	return 0;
 }
 
-json_t *ap_policy_from_args(const char *args)
+/* Put the *_per_gb fields of scale words in place of the rates they set. */
+static int add_scaling(json_t *p, const char *scale)
+{
+	const char *w = scale;
+
+	while (*w) {
+		char arg[8], name[64];
+		long long per, floor;
+		int used = 0, i;
+
+		if (sscanf(w, "%7[a-z]=%lld:%lld%n", arg, &per, &floor, &used) != 3 ||
+		    (w[used] && w[used] != ' '))
+			return -1;
+		for (i = 0; i < NR_RATES && strcmp(fields[i].arg, arg); i++)
+			;
+		if (i == NR_RATES)
+			return -1;
+		json_object_del(p, fields[i].api);
+		snprintf(name, sizeof(name), "%s_per_gb", fields[i].api);
+		json_object_set_new(p, name, json_integer(per));
+		if (floor) {
+			snprintf(name, sizeof(name), "%s_per_gb_min", fields[i].api);
+			json_object_set_new(p, name, json_integer(floor));
+		}
+		w += used;
+		while (*w == ' ')
+			w++;
+	}
+	return 0;
+}
+
+json_t *ap_policy_from_args(const char *args, const char *scale)
 {
 	json_t *p = json_object();
 	const char *w = args;
+
 
 	while (p && *w) {
 		char key[32];
@@ -161,6 +257,8 @@ json_t *ap_policy_from_args(const char *args)
 		}
 		w = *end ? end + 1 : end;
 	}
+	if (p && scale && add_scaling(p, scale))
+		goto bad;
 	return p;
 bad:
 	json_decref(p);
@@ -176,7 +274,7 @@ int ap_policy_merge(json_t *policy, json_t *patch, char *err, size_t errlen)
 	if (!json_is_object(patch))
 		return fail(err, errlen, "policy", "an object") - 1;
 	json_object_foreach(patch, name, jv) {
-		if (!field_of(name))
+		if (!known_field(name))
 			return fail(err, errlen, name, "not a policy field") - 1;
 		int rc = json_is_null(jv) ? 0 : value_of(name, jv, &v, err, errlen);
 

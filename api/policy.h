@@ -12,6 +12,11 @@
  *   size_iops_sec   iops_size       weight          weight
  *   reservation_iops  reserve_iops  reservation_bytes_sec  reserve_bps
  *
+ * Capacity-based rates (Cinder's): <rate>_per_gb for any of the six rates
+ * sets it to that much per GiB of the volume's size, at least
+ * <rate>_per_gb_min (and at least 1); the rate follows the volume when it
+ * grows. A rate and its _per_gb cannot both be given.
+ *
  * Failures return -2 for a request of the wrong shape (not an object, an
  * unknown field) and -1 for a bad value, with a message naming the field.
  *
@@ -26,13 +31,19 @@
 #include <stddef.h>
 
 /*
- * The target arguments of a policy object: 0, or -1 with a message naming
+ * The target arguments of a policy object, and its scale words (the
+ * *_per_gb fields, as model.h keeps them): 0, or -1 with a message naming
  * the field in err ("read_iops_sec: an integer from 0 to 2^53").
  */
-int ap_policy_to_args(json_t *policy, char *args, size_t len, char *err, size_t errlen);
+int ap_policy_to_args(json_t *policy, char *args, size_t len, char *scale, size_t slen,
+		      char *err, size_t errlen);
 
-/* The policy object of target arguments (as stored); NULL on a word it does not know. */
-json_t *ap_policy_from_args(const char *args);
+/*
+ * The policy object of target arguments and scale words (as stored; scale
+ * may be NULL): the *_per_gb fields stand in for the rates they set. NULL
+ * on a word it does not know.
+ */
+json_t *ap_policy_from_args(const char *args, const char *scale);
 
 /*
  * Apply a partial change to a policy object in place: a field set to a

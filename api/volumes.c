@@ -12,7 +12,8 @@
 #include "handlers.h"
 #include "policy.h"
 
-#define POLICY_MAX 1024
+#define POLICY_MAX AG_POLICY_MAX
+#define SCALE_MAX 256
 
 static json_t *volume_items(struct ap_call *c, const char *tenant)
 {
@@ -57,27 +58,36 @@ void ap_list_tenant_volumes(struct ap_call *c)
 }
 
 /*
- * The target arguments of a policy object, within the tenant's ceilings
- * when a tenant asks; false with the problem set.
+ * The target arguments and scale words of a policy object for a volume of
+ * size bytes, checked by the target's rules and, when a tenant asks, within
+ * its ceilings (which bound the rates in force); false with the problem set.
  */
-static bool policy_args(struct ap_call *c, const char *tenant, json_t *policy, char *args)
+static bool policy_args(struct ap_call *c, const char *tenant, json_t *policy, uint64_t size,
+			char *args, char *scale, char *in_force)
 {
 	json_t *ceil = json_object_get(json_object_get(json_object_get(c->state, "tenants"),
 						       tenant), "ceilings");
 	char err[512], why[512];
-	int rc = ap_policy_to_args(policy, args, POLICY_MAX, err, sizeof(err));
+	int rc = ap_policy_to_args(policy, args, POLICY_MAX, scale, SCALE_MAX, err, sizeof(err));
+	json_t *eff;
 
 	if (rc) {
 		ap_problem(c->resp, rc == -2 ? AP_P_INVALID_REQUEST : AP_P_INVALID_VALUE,
 			   "policy: %s", err);
 		return false;
 	}
-	if (ag_policy_check(args, err, sizeof(err))) {
+	if (ag_policy_scaled(args, scale, size, in_force, POLICY_MAX, err, sizeof(err)) ||
+	    ag_policy_check(in_force, err, sizeof(err))) {
 		ap_policy_rename_error(err, why, sizeof(why));
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "%s", why);
 		return false;
 	}
-	if (!c->who.admin && ceil && ap_policy_within(policy, ceil, err, sizeof(err))) {
+	if (c->who.admin || !ceil)
+		return true;
+	eff = ap_policy_from_args(in_force, NULL);
+	rc = eff ? ap_policy_within(eff, ceil, err, sizeof(err)) : 0;
+	json_decref(eff);
+	if (rc) {
 		ap_problem(c->resp, AP_P_ABOVE_CEILING, "policy: %s", err);
 		return false;
 	}
@@ -121,7 +131,7 @@ static void reply_volume(struct ap_call *c, const char *id, unsigned int status)
 void ap_post_tenant_volume(struct ap_call *c)
 {
 	static const char *const allowed[] = { "id", "pool", "size_bytes", "policy", NULL };
-	char args[POLICY_MAX], err[512];
+	char args[POLICY_MAX], scale[SCALE_MAX], in_force[POLICY_MAX], err[512];
 	json_t *b, *policy, *none;
 	const char *id, *pool;
 	uint64_t size;
@@ -145,8 +155,9 @@ void ap_post_tenant_volume(struct ap_call *c)
 		;
 	} else if (json_object_get(json_object_get(c->state, "volumes"), id)) {
 		ap_problem(c->resp, AP_P_CONFLICT, "volume %s exists", id);
-	} else if (policy_args(c, c->arg, policy ? policy : none, args)) {
-		rc = ag_volume_create(c->ctx->store, id, c->arg, pool, size, args, err, sizeof(err));
+	} else if (policy_args(c, c->arg, policy ? policy : none, size, args, scale, in_force)) {
+		rc = ag_volume_create(c->ctx->store, id, c->arg, pool, size, args, scale, err,
+				      sizeof(err));
 		if (rc) {
 			ap_op_failed(c, rc, err);
 		} else {
@@ -188,13 +199,17 @@ void ap_get_volume(struct ap_call *c)
 		ap_reply(c, 200, ap_volume_json(c->arg, v, c->resp->etag));
 }
 
-/* PUT (whole) and PATCH (partial): the policy and a larger size. */
+/*
+ * PUT (whole) and PATCH (partial): the policy and a larger size. The policy
+ * that results is checked at the size that results, so a grow that would
+ * scale a rate above a ceiling, or past what the target takes, is refused.
+ */
 static void change_volume(struct ap_call *c, bool whole)
 {
 	static const char *const allowed[] = { "size_bytes", "policy", NULL };
-	char args[POLICY_MAX], err[512], etag[16];
+	char args[POLICY_MAX], scale[SCALE_MAX], in_force[POLICY_MAX], err[512], etag[16];
 	json_t *v, *b, *patch, *jsize, *policy = NULL;
-	const char *old_args;
+	const char *old_args, *old_scale;
 	uint64_t size = 0, old_size;
 	int rc = 0;
 
@@ -205,6 +220,8 @@ static void change_volume(struct ap_call *c, bool whole)
 	if (!b)
 		return;
 	old_args = json_string_value(json_object_get(v, "policy"));
+	old_scale = json_string_value(json_object_get(v, "scale"));
+	old_scale = old_scale ? old_scale : "";
 	old_size = json_integer_value(json_object_get(v, "size"));
 	patch = json_object_get(b, "policy");
 	jsize = json_object_get(b, "size_bytes");
@@ -223,26 +240,27 @@ static void change_volume(struct ap_call *c, bool whole)
 			   (unsigned long long)old_size);
 		goto out;
 	}
-	if (patch) {
-		policy = whole ? json_object() : ap_policy_from_args(old_args);
-		if (!policy) {
-			ap_problem(c->resp, AP_P_INTERNAL, "policy: the stored one does not read");
-			goto out;
-		}
-		rc = ap_policy_merge(policy, patch, err, sizeof(err));
-		if (rc) {
-			ap_problem(c->resp, rc == -2 ? AP_P_INVALID_REQUEST : AP_P_INVALID_VALUE,
-				   "policy: %s", err);
-			goto out;
-		}
-		if (!policy_args(c, json_string_value(json_object_get(v, "tenant")), policy, args))
-			goto out;
+	if (!jsize)
+		size = old_size;
+	policy = whole ? json_object() : ap_policy_from_args(old_args, old_scale);
+	if (!policy) {
+		ap_problem(c->resp, AP_P_INTERNAL, "policy: the stored one does not read");
+		goto out;
 	}
-	/* grow first: it is the step that can fail for want of room */
-	if (jsize && size > old_size)
-		rc = ag_volume_grow(c->ctx->store, c->arg, size, err, sizeof(err));
-	if (!rc && patch && strcmp(args, old_args))
-		rc = ag_volume_set(c->ctx->store, c->arg, args, err, sizeof(err));
+	rc = patch ? ap_policy_merge(policy, patch, err, sizeof(err)) : 0;
+	if (rc) {
+		ap_problem(c->resp, rc == -2 ? AP_P_INVALID_REQUEST : AP_P_INVALID_VALUE,
+			   "policy: %s", err);
+		goto out;
+	}
+	if (!policy_args(c, json_string_value(json_object_get(v, "tenant")), policy, size, args,
+			 scale, in_force))
+		goto out;
+	/* a grow sets the policy in the same change; a set alone only when it differs */
+	if (size > old_size)
+		rc = ag_volume_grow(c->ctx->store, c->arg, size, args, scale, err, sizeof(err));
+	else if (strcmp(in_force, old_args) || strcmp(scale, old_scale))
+		rc = ag_volume_set(c->ctx->store, c->arg, args, scale, err, sizeof(err));
 	if (rc)
 		ap_op_failed(c, rc, err);
 	else

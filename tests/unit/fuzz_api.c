@@ -69,6 +69,11 @@ static const struct seed seeds[] = {
 	{ "PATCH", "/v1/volumes/v2", "{\"policy\":{\"weight\":50,\"reservation_iops\":10,"
 	  "\"total_iops_sec\":200,\"size_iops_sec\":8192}}" },
 	{ "PATCH", "/v1/volumes/v1", "{\"size_bytes\":134217728}" },
+	{ "PATCH", "/v1/volumes/v2", "{\"size_bytes\":201326592,\"policy\":"
+	  "{\"write_iops_sec_per_gb\":1000,\"write_iops_sec_per_gb_min\":50,\"weight\":5}}" },
+	{ "POST", "/v1/tenants/t1/volumes",
+	  "{\"id\":\"v4\",\"pool\":\"p0\",\"size_bytes\":67108864,"
+	  "\"policy\":{\"total_bytes_sec_per_gb\":1048576,\"read_iops_sec_max\":9}}" },
 	{ "PUT", "/v1/volumes/v2", "{\"policy\":{\"total_bytes_sec\":2097152}}" },
 	{ "DELETE", "/v1/volumes/v3", NULL },
 	{ "GET", "/v1/volumes/v1/stats", NULL },

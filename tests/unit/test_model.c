@@ -61,6 +61,10 @@ static void model_rejects_bad_states(void)
 		" \"runs\": [[2, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
 		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
 		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"gone\"}}}",
+		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[1, 1]], \"policy\": \"\", \"scale\": \"weight=1:0\", \"state\": \"ready\"}}}",
+		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[1, 1]], \"policy\": \"\", \"scale\": 5, \"state\": \"ready\"}}}",
 	};
 	size_t i;
 
@@ -82,6 +86,45 @@ static void model_rejects_bad_states(void)
 	}
 }
 
+/* the policy in force of base and scale at size, or "ERR <why>" */
+static const char *scaled(const char *base, const char *scale, uint64_t size)
+{
+	static char out[1024];
+	char why[200];
+
+	if (ag_policy_scaled(base, scale, size, out, sizeof(out), why, sizeof(why)))
+		snprintf(out, sizeof(out), "ERR %s", why);
+	return out;
+}
+
+static void model_scales_rates_with_size_and_floors(void)
+{
+	const uint64_t gib = 1ULL << 30;
+
+	CHECK(!strcmp(scaled("weight=5", "riops=10:0", 3 * gib), "riops=30 weight=5"));
+	/* pro rata, rounded down: 1.5 GiB at 10/GiB */
+	CHECK(!strcmp(scaled("", "riops=10:0", gib + gib / 2), "riops=15"));
+	/* the floor, and never 0 (that would be no limit) */
+	CHECK(!strcmp(scaled("", "riops=10:100", gib), "riops=100"));
+	CHECK(!strcmp(scaled("", "riops=10:0", 512), "riops=1"));
+	/* a stored value of the scaled rate gives way; others keep their order */
+	CHECK(!strcmp(scaled("rbps=7 riops=5 weight=2", "riops=1:0 wbps=2:0", 4 * gib),
+		      "rbps=7 wbps=8 riops=4 weight=2"));
+	/* huge sizes saturate at 2^53 rather than wrap */
+	CHECK(!strcmp(scaled("", "iops=9007199254740992:0", 1ULL << 62), "iops=9007199254740992"));
+	/* the target's rules hold for the result: a burst below its rate */
+	CHECK(!strncmp(scaled("riops_max=50", "riops=10:0", 10 * gib), "ERR policy: riops_max", 21));
+	CHECK(!strcmp(scaled("riops_max=50", "riops=10:0", 5 * gib), "riops=50 riops_max=50"));
+	/* bad scale words */
+	CHECK(!strncmp(scaled("", "riops=0:5", gib), "ERR bad scale word", 18));
+	CHECK(!strncmp(scaled("", "riops=-1:5", gib), "ERR bad scale word", 18));
+	CHECK(!strncmp(scaled("", "riops=1:5 riops=2:0", gib), "ERR bad scale word", 18));
+	CHECK(!strncmp(scaled("", "weight=1:0", gib), "ERR bad scale word", 18));
+	CHECK(!strncmp(scaled("", "riops=1", gib), "ERR bad scale word", 18));
+	CHECK(!strncmp(scaled("", "riops=1:2x", gib), "ERR bad scale word", 18));
+	CHECK(!strcmp(scaled("", "", gib), ""));
+}
+
 static void model_ids(void)
 {
 	CHECK(ag_valid_id("a"));
@@ -96,6 +139,7 @@ static void model_ids(void)
 static const struct unit_test tests[] = {
 	UNIT_TEST(model_tables_of_a_two_run_volume),
 	UNIT_TEST(model_rejects_bad_states),
+	UNIT_TEST(model_scales_rates_with_size_and_floors),
 	UNIT_TEST(model_ids),
 };
 

@@ -14,13 +14,15 @@ static json_t *obj(const char *text)
 static const char *to_args(const char *text)
 {
 	static char out[1024];
-	char err[256];
+	char err[256], scale[256];
 	json_t *p = obj(text);
 
 	if (!p)
 		return "UNPARSED";
-	if (ap_policy_to_args(p, out, sizeof(out), err, sizeof(err)))
+	if (ap_policy_to_args(p, out, sizeof(out), scale, sizeof(scale), err, sizeof(err)))
 		snprintf(out, sizeof(out), "ERR %s", err);
+	else if (scale[0])
+		snprintf(out + strlen(out), sizeof(out) - strlen(out), " | %s", scale);
 	json_decref(p);
 	return out;
 }
@@ -59,23 +61,46 @@ static void policy_round_trips_through_target_arguments(void)
 		"{\"total_bytes_sec\": 1048576, \"total_bytes_sec_max\": 4194304,"
 		" \"total_bytes_sec_max_length\": 3, \"weight\": 20}",
 		"{\"read_iops_sec\": 10, \"write_iops_sec\": 20, \"reservation_iops\": 5}",
+		"{\"read_iops_sec_per_gb\": 10, \"read_iops_sec_per_gb_min\": 100,"
+		" \"write_bytes_sec_per_gb\": 1048576, \"weight\": 30}",
 		"{}",
 	};
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
-		char args[512], err[128];
+		char args[512], scale[256], err[128];
 		json_t *p = obj(texts[i]), *back;
 
-		CHECK(p && ap_policy_to_args(p, args, sizeof(args), err, sizeof(err)) == 0);
-		back = ap_policy_from_args(args);
+		CHECK(p && ap_policy_to_args(p, args, sizeof(args), scale, sizeof(scale), err,
+					     sizeof(err)) == 0);
+		back = ap_policy_from_args(args, scale);
 		CHECK(back);
 		CHECK(json_equal(p, back));
 		json_decref(p);
 		json_decref(back);
 	}
-	CHECK(ap_policy_from_args("bogus=1") == NULL);
-	CHECK(ap_policy_from_args("riops=1x") == NULL);
-	CHECK(ap_policy_from_args("riops") == NULL);
+	CHECK(ap_policy_from_args("bogus=1", NULL) == NULL);
+	CHECK(ap_policy_from_args("riops=1x", NULL) == NULL);
+	CHECK(ap_policy_from_args("riops", NULL) == NULL);
+	CHECK(ap_policy_from_args("", "riops=1") == NULL);
+	CHECK(ap_policy_from_args("", "weight=1:1") == NULL);
+}
+
+static void per_gb_fields_become_scale_words(void)
+{
+	/* the scaled rate gives way to its per-GiB word; the floor is optional */
+	CHECK(!strcmp(to_args("{\"read_iops_sec_per_gb\": 10, \"weight\": 5}"),
+		      "weight=5 | riops=10:0"));
+	CHECK(!strcmp(to_args("{\"total_bytes_sec_per_gb\": 1048576,"
+			      " \"total_bytes_sec_per_gb_min\": 4194304, \"total_iops_sec\": 50}"),
+		      "iops=50 | bps=1048576:4194304"));
+	/* a rate and its _per_gb are one or the other; a floor needs its rate */
+	CHECK(!strncmp(to_args("{\"read_iops_sec\": 10, \"read_iops_sec_per_gb\": 1}"),
+		       "ERR read_iops_sec_per_gb: give read_iops_sec or", 47));
+	CHECK(!strncmp(to_args("{\"read_iops_sec_per_gb_min\": 10}"),
+		       "ERR read_iops_sec_per_gb_min: needs read_iops_sec_per_gb", 56));
+	CHECK(!strncmp(to_args("{\"read_iops_sec_per_gb\": -1}"), "ERR read_iops_sec_per_gb:", 25));
+	CHECK(!strncmp(to_args("{\"weight_per_gb\": 1}"), "ERR weight_per_gb: not a policy", 31));
+	CHECK(!strncmp(to_args("{\"size_iops_sec_per_gb\": 1}"), "ERR size_iops_sec_per_gb: not", 29));
 }
 
 static void policy_merge_sets_and_removes_or_changes_nothing(void)
@@ -168,6 +193,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(policy_fields_map_to_target_keys_in_canonical_order),
 	UNIT_TEST(policy_rejects_bad_values_naming_the_field),
 	UNIT_TEST(policy_round_trips_through_target_arguments),
+	UNIT_TEST(per_gb_fields_become_scale_words),
 	UNIT_TEST(policy_merge_sets_and_removes_or_changes_nothing),
 	UNIT_TEST(policy_errors_speak_the_api_names),
 	UNIT_TEST(ceilings_bound_rates_and_forbid_unlimited),

@@ -29,19 +29,14 @@ for f in $(list_tests "$here/tests"); do
 	selected "$f" && list="$list $f"
 done
 
-# durations of the last run (10 s for a test not seen yet), longest first;
-# a reboot test counts both its boots and 10 s for each boot itself
+# Durations (seconds) of each test when it last ran, "<s> <test>" lines in
+# <outdir>/durations, kept across runs of a few tests; tests/vm/durations
+# seeds a fresh tree; 10 s for a test seen in neither. A reboot test counts
+# both its boots and 10 s for each boot itself. Longest first.
+durations=$out/durations
+[ -e "$durations" ] || cp "$here/durations" "$durations" 2> /dev/null || : > "$durations"
 weighted=$(for t in $list; do
-	case $t in
-	reboot/*)
-		d=$(cat "$out"/shard*-reboot/"$(echo "$t" | tr / _)"/boot*/results.log 2> /dev/null |
-			sed -n "s|^# $t: took \([0-9]*\).*|\1|p" | awk '{ s += $1 } END { if (NR) print s + 20 }')
-		;;
-	*)
-		d=$(cat "$out"/shard*/results.log 2> /dev/null |
-			sed -n "s|^# $t: took \([0-9]*\).*|\1|p" | tail -n 1)
-		;;
-	esac
+	d=$(awk -v t="$t" '$2 == t { d = $1 } END { print d }' "$durations")
 	echo "${d:-10} $t"
 done | sort -rn)
 i=0
@@ -95,6 +90,25 @@ done
 for p in $pids; do
 	wait "$p" || true
 done
+
+# this run's durations replace those of the tests it ran
+{
+	for r in "$out"/shard*/results.log; do
+		[ -e "$r" ] || continue
+		case $r in *-reboot/*) continue ;; esac
+		sed -n 's|^# \([^:]*\): took \([0-9]*\).*|\2 \1|p' "$r"
+	done
+	for d in "$out"/shard*-reboot/*/; do
+		[ -d "$d" ] || continue
+		cat "$d"/boot*/results.log 2> /dev/null |
+			sed -n 's|^# \([^:]*\): took \([0-9]*\).*|\2 \1|p' |
+			awk '{ s += $1; t = $2 } END { if (NR) print s + 20, t }'
+	done
+} > "$durations.new"
+awk 'NR == FNR { seen[$2] = 1; print; next } !($2 in seen)' "$durations.new" "$durations" \
+	> "$durations.tmp"
+mv "$durations.tmp" "$durations"
+rm -f "$durations.new"
 
 . "$here/counts.sh"
 i=0

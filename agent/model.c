@@ -61,45 +61,71 @@ static const char *const scaled_rates[] = { "bps", "rbps", "wbps", "iops", "riop
 #define SCALE_VALUE_MAX (1ULL << 53)
 #define NR_SCALED (sizeof(scaled_rates) / sizeof(scaled_rates[0]))
 
-/* One "<rate>=<per GiB>:<floor>" word: the rate's index, or -1. */
-static int scale_word(const char *w, uint64_t *per_gib, uint64_t *floor)
+#define DIRTY_WORD ((int)NR_SCALED)	/* the index of dirty_bytes_max */
+
+/*
+ * One agent_policy word: a scaled rate's index, with its rate per GiB and
+ * floor; DIRTY_WORD with the bytes in *a; -1 for a bad word.
+ */
+static int apolicy_word(const char *w, uint64_t *a, uint64_t *b)
 {
 	char rate[8], tail;
-	unsigned long long a, b;
+	unsigned long long x, y;
 	size_t i;
 
-	if (sscanf(w, "%7[a-z]=%llu:%llu%c", rate, &a, &b, &tail) != 3 || strchr(w, '-') ||
-	    a < 1 || a > SCALE_VALUE_MAX || b > SCALE_VALUE_MAX)
+	if (strchr(w, '-') || strchr(w, '+'))
+		return -1;
+	if (sscanf(w, "dirty_bytes_max=%llu%c", &x, &tail) == 1) {
+		if (x < 1 || x > SCALE_VALUE_MAX)
+			return -1;
+		*a = x;
+		*b = 0;
+		return DIRTY_WORD;
+	}
+	if (sscanf(w, "%7[a-z]=%llu:%llu%c", rate, &x, &y, &tail) != 3 ||
+	    x < 1 || x > SCALE_VALUE_MAX || y > SCALE_VALUE_MAX)
 		return -1;
 	for (i = 0; i < NR_SCALED; i++)
 		if (!strcmp(rate, scaled_rates[i])) {
-			*per_gib = a;
-			*floor = b;
+			*a = x;
+			*b = y;
 			return (int)i;
 		}
 	return -1;
 }
 
-int ag_scale_check(const char *scale, char *why, size_t len)
+int ag_apolicy_check(const char *apolicy, char *why, size_t len)
 {
 	char buf[256], *save = NULL, *w;
 	unsigned int seen = 0;
 	uint64_t a, b;
 	int i;
 
-	if (strlen(scale) >= sizeof(buf))
-		return snprintf(why, len, "scale too long"), -1;
-	strcpy(buf, scale);
+	if (strlen(apolicy) >= sizeof(buf))
+		return snprintf(why, len, "agent_policy too long"), -1;
+	strcpy(buf, apolicy);
 	for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		i = scale_word(w, &a, &b);
+		i = apolicy_word(w, &a, &b);
 		if (i < 0 || seen & (1u << i))
-			return snprintf(why, len, "bad scale word '%s'", w), -1;
+			return snprintf(why, len, "bad agent_policy word '%s'", w), -1;
 		seen |= 1u << i;
 	}
 	return 0;
 }
 
-int ag_policy_scaled(const char *policy, const char *scale, uint64_t size, char *out,
+uint64_t ag_apolicy_dirty_max(const char *apolicy)
+{
+	char buf[256], *save = NULL, *w;
+	uint64_t a, b;
+
+	snprintf(buf, sizeof(buf), "%s", apolicy);
+	for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		if (apolicy_word(w, &a, &b) == DIRTY_WORD)
+			return a;
+	return 0;
+}
+
+int ag_policy_scaled(const char *policy, const char *apolicy, uint64_t size, char *out,
 		     size_t len, char *why, size_t wlen)
 {
 	char words[1024 + 256 + 8], extra[NR_SCALED][48], sbuf[256], *argv[64];
@@ -110,13 +136,13 @@ int ag_policy_scaled(const char *policy, const char *scale, uint64_t size, char 
 	uint64_t a, b, v;
 	int i;
 
-	if (ag_scale_check(scale, why, wlen))
+	if (ag_apolicy_check(apolicy, why, wlen))
 		return -1;
 	if (strlen(policy) >= 1024)
 		return snprintf(why, wlen, "policy too long"), -1;
-	strcpy(sbuf, scale);
+	strcpy(sbuf, apolicy);
 	for (w = strtok_r(sbuf, " ", &save); w; w = strtok_r(NULL, " ", &save))
-		scaled |= 1u << scale_word(w, &a, &b);
+		scaled |= 1u << apolicy_word(w, &a, &b);
 	strcpy(words, policy);
 	save = NULL;
 	for (w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
@@ -130,10 +156,12 @@ int ag_policy_scaled(const char *policy, const char *scale, uint64_t size, char 
 		if (i == (int)NR_SCALED)
 			argv[n++] = w;
 	}
-	strcpy(sbuf, scale);
+	strcpy(sbuf, apolicy);
 	save = NULL;
 	for (w = strtok_r(sbuf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		i = scale_word(w, &a, &b);
+		i = apolicy_word(w, &a, &b);
+		if (i == DIRTY_WORD)
+			continue;
 		v = sl_mul_div(a, size, 1ULL << 30);
 		if (v < b)
 			v = b;
@@ -210,7 +238,7 @@ static int load_volume(struct ag_model *m, const char *id, json_t *j, char *err,
 		       size_t errlen)
 {
 	struct ag_volume *v = &m->vols[m->nr_vols];
-	const char *tenant, *pool, *policy, *state, *scale = "";
+	const char *tenant, *pool, *policy, *state, *apolicy = "";
 	json_t *runs;
 	json_int_t size;
 	uint64_t ext = 0;
@@ -242,9 +270,9 @@ static int load_volume(struct ag_model *m, const char *id, json_t *j, char *err,
 		return -1;
 	}
 	strcpy(v->policy, policy);
-	if (json_unpack(j, "{s?s}", "scale", &scale) || ag_scale_check(scale, why, sizeof(why)))
-		return bad(err, errlen, "bad scale of volume", id);
-	strcpy(v->scale, scale);
+	if (json_unpack(j, "{s?s}", "agent_policy", &apolicy) || ag_apolicy_check(apolicy, why, sizeof(why)))
+		return bad(err, errlen, "bad agent_policy of volume", id);
+	strcpy(v->apolicy, apolicy);
 	if (!strcmp(state, "deleting"))
 		v->deleting = true;
 	else if (strcmp(state, "ready"))

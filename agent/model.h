@@ -9,19 +9,23 @@
  *                          "size": <bytes, a multiple of 512>,
  *                          "runs": [[<first extent>, <count>], ...],
  *                          "policy": "<sluice table arguments>",
- *                          "scale": "<rate>=<per GiB>:<floor> ...",  (optional)
+ *                          "agent_policy": "<words>",       (optional)
  *                          "state": "ready" | "deleting" } }
  *
  * Names and ids are 1 to 48 of [a-z0-9-], not ending in "-data". The policy
  * is kept as the target's own canonical arguments (without pool and tenant,
  * which come from the volume), so it is checked by the target's parser.
  *
- * A volume may have rates that scale with its size (Cinder's *_per_gb): in
- * "scale", each of bps rbps wbps iops riops wiops at most once, with the
- * rate per GiB and a floor. Its rate is per_gib * size / 2^30, rounded
- * down, and at least the floor and at least 1 (a rate of 0 would be no limit
- * at all). "policy" always holds the rates in force, scaled ones included,
- * and is recomputed whenever the size or the scale changes.
+ * "agent_policy" holds the parts of a policy that the agent applies itself,
+ * space-separated words, each key at most once:
+ * - "<rate>=<per GiB>:<floor>", rate one of bps rbps wbps iops riops wiops:
+ *   a rate that scales with the size (Cinder's *_per_gb). It is
+ *   per_gib * size / 2^30, rounded down, and at least the floor and at
+ *   least 1 (a rate of 0 would be no limit at all). "policy" always holds
+ *   the rates in force, scaled ones included, recomputed whenever the size
+ *   or agent_policy changes.
+ * - "dirty_bytes_max=<bytes>": the most page cache the volume may hold
+ *   dirty, which the dirty monitor enforces (monitor.h).
  */
 #ifndef SLUICE_AGENT_MODEL_H
 #define SLUICE_AGENT_MODEL_H
@@ -50,7 +54,7 @@ struct ag_volume {
 	struct ag_run *runs;
 	size_t nr_runs;
 	char policy[AG_POLICY_MAX];
-	char scale[256];
+	char apolicy[256];	/* "agent_policy" */
 	bool deleting;
 };
 
@@ -66,15 +70,18 @@ bool ag_valid_id(const char *id);
 /* A policy (table arguments) as the target's parser takes it, with a pool. */
 int ag_policy_check(const char *policy, char *why, size_t len);
 
-/* A scale string (see above): 0, or -1 with a message in why. */
-int ag_scale_check(const char *scale, char *why, size_t len);
+/* An agent_policy string (see above): 0, or -1 with a message in why. */
+int ag_apolicy_check(const char *apolicy, char *why, size_t len);
+
+/* Its dirty_bytes_max, 0 when it has none. */
+uint64_t ag_apolicy_dirty_max(const char *apolicy);
 
 /*
  * The policy in force for a volume of size bytes: policy with each scaled
  * rate set, in the target's canonical order, checked by its rules. 0, or -1
  * with a message in why (a rate the target refuses, by its name).
  */
-int ag_policy_scaled(const char *policy, const char *scale, uint64_t size, char *out,
+int ag_policy_scaled(const char *policy, const char *apolicy, uint64_t size, char *out,
 		     size_t len, char *why, size_t wlen);
 
 /* Read and check a state object. 0, or -1 with a message in err. */

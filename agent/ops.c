@@ -222,27 +222,27 @@ static int save_and_converge(struct ag_store *s, json_t *state, const char *id, 
 			     size_t errlen);
 
 /* The policy in force at size, into buf (AG_POLICY_MAX); -AG_E_INVALID with err. */
-static int in_force(const char *policy, const char *scale, uint64_t size, char *buf, char *err,
+static int in_force(const char *policy, const char *apolicy, uint64_t size, char *buf, char *err,
 		    size_t errlen)
 {
 	char why[200];
 
-	if (ag_policy_scaled(policy, scale, size, buf, AG_POLICY_MAX, why, sizeof(why)))
+	if (ag_policy_scaled(policy, apolicy, size, buf, AG_POLICY_MAX, why, sizeof(why)))
 		return failc(err, errlen, AG_E_INVALID, "%s", why);
 	return 0;
 }
 
-/* Record a volume's scale, leaving none out of the record. */
-static void set_scale(json_t *jv, const char *scale)
+/* Record a volume's apolicy, leaving none out of the record. */
+static void set_apolicy(json_t *jv, const char *apolicy)
 {
-	if (scale[0])
-		json_object_set_new(jv, "scale", json_string(scale));
+	if (apolicy[0])
+		json_object_set_new(jv, "agent_policy", json_string(apolicy));
 	else
-		json_object_del(jv, "scale");
+		json_object_del(jv, "agent_policy");
 }
 
 int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
-		     const char *pool, uint64_t size, const char *base, const char *scale,
+		     const char *pool, uint64_t size, const char *base, const char *apolicy,
 		     char *err, size_t errlen)
 {
 	char policy[AG_POLICY_MAX];
@@ -256,7 +256,7 @@ int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
 
 	if (!size || size % 512)
 		return failc(err, errlen, AG_E_INVALID, "size: a positive multiple of 512");
-	if (in_force(base, scale, size, policy, err, errlen))
+	if (in_force(base, apolicy, size, policy, err, errlen))
 		return -AG_E_INVALID;
 	if (check_policy(id, tenant, pool, policy, err, errlen))
 		return -AG_E_INVALID;
@@ -288,7 +288,7 @@ int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
 			    json_pack("{s:s, s:s, s:I, s:o, s:s, s:s}", "tenant", tenant, "pool", pool,
 				      "size", (json_int_t)size, "runs", runs_json(runs, nr),
 				      "policy", policy, "state", "ready"));
-	set_scale(json_object_get(section(state, "volumes"), id), scale);
+	set_apolicy(json_object_get(section(state, "volumes"), id), apolicy);
 	rc = save_and_converge(s, state, id, err, errlen);
 out:
 	free(runs);
@@ -308,7 +308,7 @@ static const struct ag_volume *find_vol(const struct ag_model *m, const char *id
 }
 
 int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, const char *base,
-		   const char *scale, char *err, size_t errlen)
+		   const char *apolicy, char *err, size_t errlen)
 {
 	char policy[AG_POLICY_MAX];
 	struct ag_model m;
@@ -332,9 +332,9 @@ int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, const char
 	}
 	if (!base) {
 		base = v->policy;
-		scale = v->scale;
+		apolicy = v->apolicy;
 	}
-	rc = in_force(base, scale, size, policy, err, errlen);
+	rc = in_force(base, apolicy, size, policy, err, errlen);
 	if (!rc && check_policy(id, v->tenant, v->pool, policy, err, errlen))
 		rc = -AG_E_INVALID;
 	if (rc)
@@ -362,7 +362,7 @@ int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, const char
 	json_object_set_new(jv, "size", json_integer((json_int_t)size));
 	json_object_set_new(jv, "runs", runs_json(runs, nr));
 	json_object_set_new(jv, "policy", json_string(policy));
-	set_scale(jv, scale);
+	set_apolicy(jv, apolicy);
 	rc = save_and_converge(s, state, id, err, errlen);
 out:
 	free(runs);
@@ -371,7 +371,7 @@ out:
 	return rc;
 }
 
-int ag_volume_set(struct ag_store *s, const char *id, const char *base, const char *scale,
+int ag_volume_set(struct ag_store *s, const char *id, const char *base, const char *apolicy,
 		  char *err, size_t errlen)
 {
 	char policy[AG_POLICY_MAX];
@@ -387,14 +387,14 @@ int ag_volume_set(struct ag_store *s, const char *id, const char *base, const ch
 		rc = failc(err, errlen, AG_E_NOTFOUND, "no volume %s", id);
 		goto out;
 	}
-	if (in_force(base, scale, v->size, policy, err, errlen) ||
+	if (in_force(base, apolicy, v->size, policy, err, errlen) ||
 	    check_policy(id, v->tenant, v->pool, policy, err, errlen)) {
 		rc = -AG_E_INVALID;
 		goto out;
 	}
 	json_object_set_new(json_object_get(json_object_get(state, "volumes"), id), "policy",
 			    json_string(policy));
-	set_scale(json_object_get(json_object_get(state, "volumes"), id), scale);
+	set_apolicy(json_object_get(json_object_get(state, "volumes"), id), apolicy);
 	rc = save_and_converge(s, state, id, err, errlen);
 out:
 	ag_model_free(&m);

@@ -34,18 +34,18 @@ enum ag_error_class {
 int ag_pool_add(struct ag_store *s, const char *name, const char *device, bool force,
 		char *err, size_t errlen);
 /*
- * policy: target arguments; scale: the rates that scale with the size (see
- * model.h), "" for none. Create and set store the policy with the scaled
+ * policy: target arguments; apolicy: the words the agent applies itself
+ * (model.h: rates that scale with the size, dirty_bytes_max), "" for none. Create and set store the policy with the scaled
  * rates of the volume's size; grow recomputes them for the new size, in the
  * same change (so a grow whose rates the target refuses is refused whole).
  * Grow with a policy (base not NULL) sets it in the same change too.
  */
 int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
-		     const char *pool, uint64_t size, const char *policy, const char *scale,
+		     const char *pool, uint64_t size, const char *policy, const char *apolicy,
 		     char *err, size_t errlen);
 int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, const char *base,
-		   const char *scale, char *err, size_t errlen);
-int ag_volume_set(struct ag_store *s, const char *id, const char *policy, const char *scale,
+		   const char *apolicy, char *err, size_t errlen);
+int ag_volume_set(struct ag_store *s, const char *id, const char *policy, const char *apolicy,
 		  char *err, size_t errlen);
 int ag_volume_delete(struct ag_store *s, const char *id, char *err, size_t errlen);
 

@@ -208,10 +208,11 @@ static void usage(void)
 		"  list                                       one line a volume\n"
 		"  serve                                      commands from stdin, a line each\n"
 		"  pool-add <name> <device> [force]           register a disk as a pool\n"
-		"  create <id> <tenant> <pool> <bytes> [policy [scale]]\n"
+		"  create <id> <tenant> <pool> <bytes> [policy [agent-policy]]\n"
 		"  grow <id> <bytes>                          (rescales the scaled rates)\n"
-		"  set <id> <policy> [scale]                  sluice table arguments, and\n"
-		"                                             \"<rate>=<per GiB>:<floor> ...\"\n"
+		"  set <id> <policy> [agent-policy]           sluice table arguments, and words\n"
+		"                                             \"<rate>=<per GiB>:<floor>\" and\n"
+		"                                             \"dirty_bytes_max=<bytes>\"\n"
 		"  delete <id>                                remove it, zero its extents\n");
 }
 
@@ -261,7 +262,7 @@ static int cmd_serve(const char *dir)
 		argv[argc] = NULL;
 		if (!argc)
 			continue;
-		/* the policy and scale words */
+		/* the policy and agent-policy words */
 		if (!strcmp(argv[0], "create"))
 			first = 5;
 		else if (!strcmp(argv[0], "set"))

@@ -31,6 +31,7 @@ static const struct field fields[] = {
 
 #define NR_FIELDS (sizeof(fields) / sizeof(fields[0]))
 #define NR_RATES 6	/* the first fields: the rates that can scale with size */
+#define DIRTY_FIELD "dirty_bytes_max"	/* the monitor's, not the target's */
 
 static const struct field *field_of(const char *api)
 {
@@ -63,7 +64,7 @@ static bool known_field(const char *api)
 {
 	bool floor;
 
-	return field_of(api) || scaling_of(api, &floor) >= 0;
+	return field_of(api) || scaling_of(api, &floor) >= 0 || !strcmp(api, DIRTY_FIELD);
 }
 
 static long long get_field(json_t *p, const char *name)
@@ -93,15 +94,18 @@ static int value_of(const char *name, json_t *v, long long *out, char *err, size
 	return 0;
 }
 
-/* The scale words of the *_per_gb fields; -1 with err on a field that conflicts. */
-static int scale_words(json_t *policy, char *scale, size_t len, char *err, size_t errlen)
+/*
+ * The agent_policy words of the *_per_gb fields and dirty_bytes_max; -1
+ * with err on a field that conflicts.
+ */
+static int scale_words(json_t *policy, char *apolicy, size_t len, char *err, size_t errlen)
 {
 	char name[64];
 	size_t used = 0;
 	long long per, floor;
 	int n;
 
-	scale[0] = '\0';
+	apolicy[0] = '\0';
 	for (int i = 0; i < NR_RATES; i++) {
 		snprintf(name, sizeof(name), "%s_per_gb", fields[i].api);
 		per = get_field(policy, name);
@@ -118,16 +122,22 @@ static int scale_words(json_t *policy, char *scale, size_t len, char *err, size_
 				 fields[i].api, fields[i].api, fields[i].api);
 			return -1;
 		}
-		n = snprintf(scale + used, len - used, "%s%s=%lld:%lld", used ? " " : "",
+		n = snprintf(apolicy + used, len - used, "%s%s=%lld:%lld", used ? " " : "",
 			     fields[i].arg, per, floor);
 		if (n < 0 || (size_t)n >= len - used)
 			return fail(err, errlen, "policy", "too long");
 		used += n;
 	}
+	per = get_field(policy, DIRTY_FIELD);
+	if (per) {
+		n = snprintf(apolicy + used, len - used, "%s" DIRTY_FIELD "=%lld", used ? " " : "", per);
+		if (n < 0 || (size_t)n >= len - used)
+			return fail(err, errlen, "policy", "too long");
+	}
 	return 0;
 }
 
-int ap_policy_to_args(json_t *policy, char *args, size_t len, char *scale, size_t slen,
+int ap_policy_to_args(json_t *policy, char *args, size_t len, char *apolicy, size_t slen,
 		      char *err, size_t errlen)
 {
 	const char *name, *burst_from = NULL;
@@ -157,7 +167,7 @@ int ap_policy_to_args(json_t *policy, char *args, size_t len, char *scale, size_
 		burst_from = name;
 		burst = v;
 	}
-	if (scale_words(policy, scale, slen, err, errlen))
+	if (scale_words(policy, apolicy, slen, err, errlen))
 		return -1;
 	/* in the target's canonical order, which the table prints back */
 	args[0] = '\0';
@@ -182,16 +192,27 @@ int ap_policy_to_args(json_t *policy, char *args, size_t len, char *scale, size_
 	return 0;
 }
 
-/* Put the *_per_gb fields of scale words in place of the rates they set. */
-static int add_scaling(json_t *p, const char *scale)
+/*
+ * Put the *_per_gb fields of agent_policy words in place of the rates they
+ * set, and dirty_bytes_max.
+ */
+static int add_scaling(json_t *p, const char *apolicy)
 {
-	const char *w = scale;
+	const char *w = apolicy;
 
 	while (*w) {
 		char arg[8], name[64];
 		long long per, floor;
 		int used = 0, i;
 
+		if (sscanf(w, DIRTY_FIELD "=%lld%n", &per, &used) == 1 && (!w[used] || w[used] == ' ')) {
+			json_object_set_new(p, DIRTY_FIELD, json_integer(per));
+			w += used;
+			while (*w == ' ')
+				w++;
+			continue;
+		}
+		used = 0;
 		if (sscanf(w, "%7[a-z]=%lld:%lld%n", arg, &per, &floor, &used) != 3 ||
 		    (w[used] && w[used] != ' '))
 			return -1;
@@ -213,7 +234,7 @@ static int add_scaling(json_t *p, const char *scale)
 	return 0;
 }
 
-json_t *ap_policy_from_args(const char *args, const char *scale)
+json_t *ap_policy_from_args(const char *args, const char *apolicy)
 {
 	json_t *p = json_object();
 	const char *w = args;
@@ -257,12 +278,27 @@ json_t *ap_policy_from_args(const char *args, const char *scale)
 		}
 		w = *end ? end + 1 : end;
 	}
-	if (p && scale && add_scaling(p, scale))
+	if (p && apolicy && add_scaling(p, apolicy))
 		goto bad;
 	return p;
 bad:
 	json_decref(p);
 	return NULL;
+}
+
+json_t *ap_policy_in_force(const char *args, const char *apolicy)
+{
+	json_t *p = ap_policy_from_args(args, NULL);
+	char word[64];
+	const char *at;
+
+	/* the rates are all in args; of the agent's words only dirty_bytes_max */
+	at = apolicy ? strstr(apolicy, DIRTY_FIELD "=") : NULL;
+	if (p && at && sscanf(at, "%63s", word) == 1 && add_scaling(p, word)) {
+		json_decref(p);
+		return NULL;
+	}
+	return p;
 }
 
 int ap_policy_merge(json_t *policy, json_t *patch, char *err, size_t errlen)
@@ -333,6 +369,8 @@ static long long effective(json_t *p, const char *field)
 
 	if (!strcmp(field, "weight"))
 		return get_field(p, field) ? get_field(p, field) : WEIGHT_DEFAULT;
+	if (!strcmp(field, DIRTY_FIELD))
+		return get_field(p, field) ? get_field(p, field) : UNLIMITED;
 	if (!strncmp(field, "reservation_", 12) || !strcmp(field, "size_iops_sec"))
 		return get_field(p, field);
 	/* <dir>_<unit>_sec[_max] */
@@ -364,7 +402,7 @@ int ap_ceilings_check(json_t *ceilings, char *err, size_t errlen)
 	json_object_foreach(ceilings, name, jv) {
 		const struct field *f = field_of(name);
 
-		if (!f || !f->arg)
+		if ((!f || !f->arg) && strcmp(name, DIRTY_FIELD))
 			return fail(err, errlen, name, "not a field a ceiling can bound");
 		if (value_of(name, jv, &v, err, errlen))
 			return -1;

@@ -17,6 +17,9 @@
  * <rate>_per_gb_min (and at least 1); the rate follows the volume when it
  * grows. A rate and its _per_gb cannot both be given.
  *
+ * dirty_bytes_max: the most page cache the volume may hold dirty, enforced
+ * by the agent's dirty monitor (not a target argument).
+ *
  * Failures return -2 for a request of the wrong shape (not an object, an
  * unknown field) and -1 for a bad value, with a message naming the field.
  *
@@ -31,19 +34,22 @@
 #include <stddef.h>
 
 /*
- * The target arguments of a policy object, and its scale words (the
+ * The target arguments of a policy object, and its agent_policy words (the
  * *_per_gb fields, as model.h keeps them): 0, or -1 with a message naming
  * the field in err ("read_iops_sec: an integer from 0 to 2^53").
  */
-int ap_policy_to_args(json_t *policy, char *args, size_t len, char *scale, size_t slen,
+int ap_policy_to_args(json_t *policy, char *args, size_t len, char *apolicy, size_t slen,
 		      char *err, size_t errlen);
 
 /*
- * The policy object of target arguments and scale words (as stored; scale
+ * The policy object of target arguments and agent_policy words (as stored; apolicy
  * may be NULL): the *_per_gb fields stand in for the rates they set. NULL
  * on a word it does not know.
  */
-json_t *ap_policy_from_args(const char *args, const char *scale);
+json_t *ap_policy_from_args(const char *args, const char *apolicy);
+
+/* The policy in force: the rates of args and dirty_bytes_max of apolicy. */
+json_t *ap_policy_in_force(const char *args, const char *apolicy);
 
 /*
  * Apply a partial change to a policy object in place: a field set to a

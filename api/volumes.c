@@ -13,7 +13,7 @@
 #include "policy.h"
 
 #define POLICY_MAX AG_POLICY_MAX
-#define SCALE_MAX 256
+#define APOLICY_MAX 256
 
 static json_t *volume_items(struct ap_call *c, const char *tenant)
 {
@@ -58,17 +58,17 @@ void ap_list_tenant_volumes(struct ap_call *c)
 }
 
 /*
- * The target arguments and scale words of a policy object for a volume of
+ * The target arguments and agent_policy words of a policy object for a volume of
  * size bytes, checked by the target's rules and, when a tenant asks, within
  * its ceilings (which bound the rates in force); false with the problem set.
  */
 static bool policy_args(struct ap_call *c, const char *tenant, json_t *policy, uint64_t size,
-			char *args, char *scale, char *in_force)
+			char *args, char *apolicy, char *in_force)
 {
 	json_t *ceil = json_object_get(json_object_get(json_object_get(c->state, "tenants"),
 						       tenant), "ceilings");
 	char err[512], why[512];
-	int rc = ap_policy_to_args(policy, args, POLICY_MAX, scale, SCALE_MAX, err, sizeof(err));
+	int rc = ap_policy_to_args(policy, args, POLICY_MAX, apolicy, APOLICY_MAX, err, sizeof(err));
 	json_t *eff;
 
 	if (rc) {
@@ -76,7 +76,7 @@ static bool policy_args(struct ap_call *c, const char *tenant, json_t *policy, u
 			   "policy: %s", err);
 		return false;
 	}
-	if (ag_policy_scaled(args, scale, size, in_force, POLICY_MAX, err, sizeof(err)) ||
+	if (ag_policy_scaled(args, apolicy, size, in_force, POLICY_MAX, err, sizeof(err)) ||
 	    ag_policy_check(in_force, err, sizeof(err))) {
 		ap_policy_rename_error(err, why, sizeof(why));
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "%s", why);
@@ -84,7 +84,7 @@ static bool policy_args(struct ap_call *c, const char *tenant, json_t *policy, u
 	}
 	if (c->who.admin || !ceil)
 		return true;
-	eff = ap_policy_from_args(in_force, NULL);
+	eff = ap_policy_in_force(in_force, apolicy);
 	rc = eff ? ap_policy_within(eff, ceil, err, sizeof(err)) : 0;
 	json_decref(eff);
 	if (rc) {
@@ -131,7 +131,7 @@ static void reply_volume(struct ap_call *c, const char *id, unsigned int status)
 void ap_post_tenant_volume(struct ap_call *c)
 {
 	static const char *const allowed[] = { "id", "pool", "size_bytes", "policy", NULL };
-	char args[POLICY_MAX], scale[SCALE_MAX], in_force[POLICY_MAX], err[512];
+	char args[POLICY_MAX], apolicy[APOLICY_MAX], in_force[POLICY_MAX], err[512];
 	json_t *b, *policy, *none;
 	const char *id, *pool;
 	uint64_t size;
@@ -155,8 +155,8 @@ void ap_post_tenant_volume(struct ap_call *c)
 		;
 	} else if (json_object_get(json_object_get(c->state, "volumes"), id)) {
 		ap_problem(c->resp, AP_P_CONFLICT, "volume %s exists", id);
-	} else if (policy_args(c, c->arg, policy ? policy : none, size, args, scale, in_force)) {
-		rc = ag_volume_create(c->ctx->store, id, c->arg, pool, size, args, scale, err,
+	} else if (policy_args(c, c->arg, policy ? policy : none, size, args, apolicy, in_force)) {
+		rc = ag_volume_create(c->ctx->store, id, c->arg, pool, size, args, apolicy, err,
 				      sizeof(err));
 		if (rc) {
 			ap_op_failed(c, rc, err);
@@ -207,7 +207,7 @@ void ap_get_volume(struct ap_call *c)
 static void change_volume(struct ap_call *c, bool whole)
 {
 	static const char *const allowed[] = { "size_bytes", "policy", NULL };
-	char args[POLICY_MAX], scale[SCALE_MAX], in_force[POLICY_MAX], err[512], etag[16];
+	char args[POLICY_MAX], apolicy[APOLICY_MAX], in_force[POLICY_MAX], err[512], etag[16];
 	json_t *v, *b, *patch, *jsize, *policy = NULL;
 	const char *old_args, *old_scale;
 	uint64_t size = 0, old_size;
@@ -220,7 +220,7 @@ static void change_volume(struct ap_call *c, bool whole)
 	if (!b)
 		return;
 	old_args = json_string_value(json_object_get(v, "policy"));
-	old_scale = json_string_value(json_object_get(v, "scale"));
+	old_scale = json_string_value(json_object_get(v, "agent_policy"));
 	old_scale = old_scale ? old_scale : "";
 	old_size = json_integer_value(json_object_get(v, "size"));
 	patch = json_object_get(b, "policy");
@@ -254,13 +254,13 @@ static void change_volume(struct ap_call *c, bool whole)
 		goto out;
 	}
 	if (!policy_args(c, json_string_value(json_object_get(v, "tenant")), policy, size, args,
-			 scale, in_force))
+			 apolicy, in_force))
 		goto out;
 	/* a grow sets the policy in the same change; a set alone only when it differs */
 	if (size > old_size)
-		rc = ag_volume_grow(c->ctx->store, c->arg, size, args, scale, err, sizeof(err));
-	else if (strcmp(in_force, old_args) || strcmp(scale, old_scale))
-		rc = ag_volume_set(c->ctx->store, c->arg, args, scale, err, sizeof(err));
+		rc = ag_volume_grow(c->ctx->store, c->arg, size, args, apolicy, err, sizeof(err));
+	else if (strcmp(in_force, old_args) || strcmp(apolicy, old_scale))
+		rc = ag_volume_set(c->ctx->store, c->arg, args, apolicy, err, sizeof(err));
 	if (rc)
 		ap_op_failed(c, rc, err);
 	else

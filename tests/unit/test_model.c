@@ -62,9 +62,9 @@ static void model_rejects_bad_states(void)
 		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
 		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"gone\"}}}",
 		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
-		" \"runs\": [[1, 1]], \"policy\": \"\", \"scale\": \"weight=1:0\", \"state\": \"ready\"}}}",
+		" \"runs\": [[1, 1]], \"policy\": \"\", \"agent_policy\": \"weight=1:0\", \"state\": \"ready\"}}}",
 		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
-		" \"runs\": [[1, 1]], \"policy\": \"\", \"scale\": 5, \"state\": \"ready\"}}}",
+		" \"runs\": [[1, 1]], \"policy\": \"\", \"agent_policy\": 5, \"state\": \"ready\"}}}",
 	};
 	size_t i;
 
@@ -86,13 +86,13 @@ static void model_rejects_bad_states(void)
 	}
 }
 
-/* the policy in force of base and scale at size, or "ERR <why>" */
-static const char *scaled(const char *base, const char *scale, uint64_t size)
+/* the policy in force of base and apolicy at size, or "ERR <why>" */
+static const char *scaled(const char *base, const char *apolicy, uint64_t size)
 {
 	static char out[1024];
 	char why[200];
 
-	if (ag_policy_scaled(base, scale, size, out, sizeof(out), why, sizeof(why)))
+	if (ag_policy_scaled(base, apolicy, size, out, sizeof(out), why, sizeof(why)))
 		snprintf(out, sizeof(out), "ERR %s", why);
 	return out;
 }
@@ -115,13 +115,20 @@ static void model_scales_rates_with_size_and_floors(void)
 	/* the target's rules hold for the result: a burst below its rate */
 	CHECK(!strncmp(scaled("riops_max=50", "riops=10:0", 10 * gib), "ERR policy: riops_max", 21));
 	CHECK(!strcmp(scaled("riops_max=50", "riops=10:0", 5 * gib), "riops=50 riops_max=50"));
-	/* bad scale words */
-	CHECK(!strncmp(scaled("", "riops=0:5", gib), "ERR bad scale word", 18));
-	CHECK(!strncmp(scaled("", "riops=-1:5", gib), "ERR bad scale word", 18));
-	CHECK(!strncmp(scaled("", "riops=1:5 riops=2:0", gib), "ERR bad scale word", 18));
-	CHECK(!strncmp(scaled("", "weight=1:0", gib), "ERR bad scale word", 18));
-	CHECK(!strncmp(scaled("", "riops=1", gib), "ERR bad scale word", 18));
-	CHECK(!strncmp(scaled("", "riops=1:2x", gib), "ERR bad scale word", 18));
+	/* dirty_bytes_max is the monitor's, not the target's */
+	CHECK(!strcmp(scaled("weight=5", "dirty_bytes_max=1048576 riops=10:0", gib), "riops=10 weight=5"));
+	CHECK(ag_apolicy_dirty_max("riops=10:0 dirty_bytes_max=1048576") == 1048576);
+	CHECK(ag_apolicy_dirty_max("riops=10:0") == 0);
+	CHECK(!strncmp(scaled("", "dirty_bytes_max=0", gib), "ERR bad agent_policy word", 25));
+	CHECK(!strncmp(scaled("", "dirty_bytes_max=5 dirty_bytes_max=6", gib), "ERR bad agent_policy", 20));
+	CHECK(!strncmp(scaled("", "dirty_bytes_max=+5", gib), "ERR bad agent_policy", 20));
+	/* bad agent_policy words */
+	CHECK(!strncmp(scaled("", "riops=0:5", gib), "ERR bad agent_policy word", 25));
+	CHECK(!strncmp(scaled("", "riops=-1:5", gib), "ERR bad agent_policy word", 25));
+	CHECK(!strncmp(scaled("", "riops=1:5 riops=2:0", gib), "ERR bad agent_policy word", 25));
+	CHECK(!strncmp(scaled("", "weight=1:0", gib), "ERR bad agent_policy word", 25));
+	CHECK(!strncmp(scaled("", "riops=1", gib), "ERR bad agent_policy word", 25));
+	CHECK(!strncmp(scaled("", "riops=1:2x", gib), "ERR bad agent_policy word", 25));
 	CHECK(!strcmp(scaled("", "", gib), ""));
 }
 

@@ -14,15 +14,15 @@ static json_t *obj(const char *text)
 static const char *to_args(const char *text)
 {
 	static char out[1024];
-	char err[256], scale[256];
+	char err[256], apolicy[256];
 	json_t *p = obj(text);
 
 	if (!p)
 		return "UNPARSED";
-	if (ap_policy_to_args(p, out, sizeof(out), scale, sizeof(scale), err, sizeof(err)))
+	if (ap_policy_to_args(p, out, sizeof(out), apolicy, sizeof(apolicy), err, sizeof(err)))
 		snprintf(out, sizeof(out), "ERR %s", err);
-	else if (scale[0])
-		snprintf(out + strlen(out), sizeof(out) - strlen(out), " | %s", scale);
+	else if (apolicy[0])
+		snprintf(out + strlen(out), sizeof(out) - strlen(out), " | %s", apolicy);
 	json_decref(p);
 	return out;
 }
@@ -63,16 +63,17 @@ static void policy_round_trips_through_target_arguments(void)
 		"{\"read_iops_sec\": 10, \"write_iops_sec\": 20, \"reservation_iops\": 5}",
 		"{\"read_iops_sec_per_gb\": 10, \"read_iops_sec_per_gb_min\": 100,"
 		" \"write_bytes_sec_per_gb\": 1048576, \"weight\": 30}",
+		"{\"total_iops_sec_per_gb\": 3, \"dirty_bytes_max\": 67108864}",
 		"{}",
 	};
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
-		char args[512], scale[256], err[128];
+		char args[512], apolicy[256], err[128];
 		json_t *p = obj(texts[i]), *back;
 
-		CHECK(p && ap_policy_to_args(p, args, sizeof(args), scale, sizeof(scale), err,
+		CHECK(p && ap_policy_to_args(p, args, sizeof(args), apolicy, sizeof(apolicy), err,
 					     sizeof(err)) == 0);
-		back = ap_policy_from_args(args, scale);
+		back = ap_policy_from_args(args, apolicy);
 		CHECK(back);
 		CHECK(json_equal(p, back));
 		json_decref(p);
@@ -99,6 +100,9 @@ static void per_gb_fields_become_scale_words(void)
 	CHECK(!strncmp(to_args("{\"read_iops_sec_per_gb_min\": 10}"),
 		       "ERR read_iops_sec_per_gb_min: needs read_iops_sec_per_gb", 56));
 	CHECK(!strncmp(to_args("{\"read_iops_sec_per_gb\": -1}"), "ERR read_iops_sec_per_gb:", 25));
+	CHECK(!strcmp(to_args("{\"dirty_bytes_max\": 1048576, \"weight\": 5}"),
+		      "weight=5 | dirty_bytes_max=1048576"));
+	CHECK(!strncmp(to_args("{\"dirty_bytes_max\": -1}"), "ERR dirty_bytes_max:", 20));
 	CHECK(!strncmp(to_args("{\"weight_per_gb\": 1}"), "ERR weight_per_gb: not a policy", 31));
 	CHECK(!strncmp(to_args("{\"size_iops_sec_per_gb\": 1}"), "ERR size_iops_sec_per_gb: not", 29));
 }
@@ -171,6 +175,10 @@ static void ceilings_bound_rates_and_forbid_unlimited(void)
 	CHECK(within("{\"total_iops_sec\": 10}", "{\"total_iops_sec_max\": 10}") == 0);
 	CHECK(within("{\"total_iops_sec\": 10, \"total_iops_sec_max\": 11}",
 		     "{\"total_iops_sec_max\": 10}") == -1);
+	/* a dirty ceiling: unlimited (absent) is above it */
+	CHECK(within("{\"dirty_bytes_max\": 4096}", "{\"dirty_bytes_max\": 4096}") == 0);
+	CHECK(within("{\"dirty_bytes_max\": 4097}", "{\"dirty_bytes_max\": 4096}") == -1);
+	CHECK(within("{}", "{\"dirty_bytes_max\": 4096}") == -1);
 }
 
 static void ceilings_objects_are_checked(void)

@@ -4,15 +4,15 @@ AGENT_DIR := $(ROOT)/agent
 API_SRC := $(addprefix $(ROOT)/api/,server.c routes.c common.c admin.c volumes.c stats.c \
 	problem.c policy.c auth.c config.c)
 AGENT_SRC := $(AGENT_DIR)/sluiced.c $(AGENT_DIR)/ops.c $(AGENT_DIR)/dmctl.c $(AGENT_DIR)/model.c \
-	$(AGENT_DIR)/plan.c $(AGENT_DIR)/store.c $(AGENT_DIR)/extent.c $(ROOT)/dmtarget/sluice-core.c \
-	$(API_SRC)
+	$(AGENT_DIR)/plan.c $(AGENT_DIR)/store.c $(AGENT_DIR)/extent.c $(AGENT_DIR)/monitor.c \
+	$(ROOT)/dmtarget/sluice-core.c $(API_SRC)
 AGENT_HDR := $(wildcard $(AGENT_DIR)/*.h) $(ROOT)/dmtarget/sluice-core.h $(wildcard $(ROOT)/api/*.h)
 SLUICED := $(BUILD)/bin/sluiced
 
 $(SLUICED): $(AGENT_SRC) $(AGENT_HDR)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $(AGENT_SRC) -ljansson -ldevmapper -lblkid \
-		-lmicrohttpd -lgnutls -lpthread
+		-lmicrohttpd -lgnutls -luring -lpthread
 
 agent: deps
 	@$(MAKE) --no-print-directory $(SLUICED) $(SLUICECTL) $(FUZZ_API)
@@ -30,4 +30,4 @@ FUZZ_API_SRC := $(filter-out $(AGENT_DIR)/sluiced.c,$(AGENT_SRC)) $(ROOT)/tests/
 $(FUZZ_API): $(FUZZ_API_SRC) $(AGENT_HDR)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $(FUZZ_API_SRC) -ljansson \
-		-ldevmapper -lblkid -lmicrohttpd -lgnutls -lpthread
+		-ldevmapper -lblkid -lmicrohttpd -lgnutls -luring -lpthread

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "../agent/model.h"
+#include "../agent/monitor.h"
 #include "../agent/store.h"
 #include "auth.h"
 
@@ -38,6 +39,7 @@ struct ap_ctx {
 	char admin_hash[AP_HASH_HEX + 1];
 	/* the kernel is asked (stats, convergence): off in host tests */
 	bool with_kernel;
+	struct ag_monitor *monitor;	/* the dirty monitor, or NULL */
 };
 
 struct ap_request {

@@ -16,6 +16,7 @@ void ap_config_defaults(struct ap_config *c)
 	strcpy(c->state_dir, "/var/lib/sluice");
 	c->max_connections = 64;
 	c->connection_timeout_s = 30;
+	ag_monitor_config_defaults(&c->monitor);
 }
 
 static char *trim(char *s)
@@ -79,6 +80,31 @@ static int set(struct ap_config *c, const char *k, const char *v)
 		return uint_of(v, 1, 4096, &c->max_connections);
 	if (!strcmp(k, "connection_timeout_s"))
 		return uint_of(v, 1, 3600, &c->connection_timeout_s);
+	if (!strcmp(k, "monitor_interval_ms"))
+		return uint_of(v, 0, 3600000, &c->monitor.interval_ms) ||
+		       (c->monitor.interval_ms && c->monitor.interval_ms < 10) ? -1 : 0;
+	if (!strcmp(k, "dirty_control")) {
+		if (strcmp(v, "yes") && strcmp(v, "no"))
+			return -1;
+		c->monitor.control = !strcmp(v, "yes");
+		return 0;
+	}
+	if (!strcmp(k, "debugfs")) {
+		if (v[0] != '/' || strlen(v) >= sizeof(c->monitor.debugfs))
+			return -1;
+		strcpy(c->monitor.debugfs, v);
+		return 0;
+	}
+	if (!strcmp(k, "tenant_cgroup")) {
+		const char *pct = strchr(v, '%');
+
+		/* an absolute path with one %s (the tenant) and no other % */
+		if (v[0] != '/' || strlen(v) >= sizeof(c->monitor.tenant_cgroup) || !pct ||
+		    pct[1] != 's' || strchr(pct + 1, '%'))
+			return -1;
+		strcpy(c->monitor.tenant_cgroup, v);
+		return 0;
+	}
 	return -2;
 }
 

@@ -9,6 +9,11 @@
  *   allow_plain_remote = no      plain HTTP on a non-loopback address
  *   max_connections = 64
  *   connection_timeout_s = 30    idle or slow clients are cut off after this
+ *   monitor_interval_ms = 1000   the dirty monitor's tick; 0 turns it off
+ *   dirty_control = yes          enforce volumes' dirty_bytes_max
+ *   debugfs = /sys/kernel/debug  where the bdi figures are read
+ *   tenant_cgroup = <path>       a tenant's cgroup, %s its id, e.g.
+ *                                /sys/fs/cgroup/tenants/%s (none by default)
  *
  * An unknown key or a bad value is an error naming the line; a missing file
  * is the defaults.
@@ -19,6 +24,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../agent/monitor.h"
+
 struct ap_config {
 	char listen_addr[64];
 	unsigned int port;
@@ -28,6 +35,7 @@ struct ap_config {
 	bool allow_plain_remote;
 	unsigned int max_connections;
 	unsigned int connection_timeout_s;
+	struct ag_monitor_config monitor;
 };
 
 void ap_config_defaults(struct ap_config *c);

@@ -252,6 +252,26 @@ static int load_config(struct ap_config *cf, const char *path, const char *state
 	return 0;
 }
 
+/* The dirty monitor by cf (none when its interval is 0); a failure is logged, not fatal. */
+static void start_monitor(struct ap_ctx *ctx, const struct ap_config *cf)
+{
+	char err[256];
+
+	ag_monitor_close(ctx->monitor);
+	ctx->monitor = NULL;
+	if (!cf->monitor.interval_ms)
+		return;
+	if (ag_monitor_open(&ctx->monitor, cf->state_dir, &cf->monitor, err, sizeof(err)) ||
+	    ag_monitor_start(ctx->monitor)) {
+		ag_log("warning", "dirty monitor not running: %s", err);
+		ag_monitor_close(ctx->monitor);
+		ctx->monitor = NULL;
+		return;
+	}
+	ag_log("info", "dirty monitor: a tick every %u ms, control %s", cf->monitor.interval_ms,
+	       cf->monitor.control ? "on" : "off");
+}
+
 int ap_serve(const char *config_path, const char *state_dir)
 {
 	struct ap_config cf, next;
@@ -295,7 +315,9 @@ int ap_serve(const char *config_path, const char *state_dir)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	start_monitor(&ctx, &cf);
 	if (start_listening(&l, &cf, &ctx)) {
+		ag_monitor_close(ctx.monitor);
 		ag_store_close(&store);
 		return 1;
 	}
@@ -320,9 +342,13 @@ int ap_serve(const char *config_path, const char *state_dir)
 		}
 		notify("RELOADING=1");
 		stop_listening(&l);
+		if (memcmp(&next.monitor, &cf.monitor, sizeof(cf.monitor)))
+			start_monitor(&ctx, &next);
 		if (start_listening(&l, &next, &ctx)) {
 			ag_log("error", "back to the configuration in force");
+			start_monitor(&ctx, &cf);
 			if (start_listening(&l, &cf, &ctx)) {
+				ag_monitor_close(ctx.monitor);
 				ag_store_close(&store);
 				return 1;
 			}
@@ -334,6 +360,7 @@ int ap_serve(const char *config_path, const char *state_dir)
 	notify("STOPPING=1");
 	ag_log("info", "signal %d: finishing what is in flight; devices stay up", sig);
 	stop_listening(&l);
+	ag_monitor_close(ctx.monitor);
 	ap_ctx_release(&ctx);
 	ag_store_close(&store);
 	ag_log("info", "stopped");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A volume's counters (the sluice target's status line), as JSON for
+ * A volume's counters (the sluice target's status line) and its page cache
+ * figures (the dirty monitor's last tick), as JSON for
  * /v1/volumes/{id}/stats and in the Prometheus text format for /metrics.
  */
 #include <stdio.h>
@@ -56,7 +57,7 @@ static long long num(json_t *st, const char *key)
 
 void ap_get_volume_stats(struct ap_call *c)
 {
-	json_t *v = ap_visible_volume(c, c->arg), *st, *hist, *buckets, *pool = NULL;
+	json_t *v = ap_visible_volume(c, c->arg), *st, *hist, *buckets, *pool = NULL, *page_cache;
 	size_t i;
 
 	if (!v) {
@@ -83,8 +84,13 @@ void ap_get_volume_stats(struct ap_call *c)
 				 "sent", num(st, "pool_sent"),
 				 "by_reservation", num(st, "pool_by_reservation"),
 				 "inflight", num(st, "pool_inflight"), "depth", num(st, "pool_depth"));
+	page_cache = ag_monitor_volume_json(c->ctx->monitor, c->arg);
+	if (page_cache) {
+		json_object_del(page_cache, "id");
+		json_object_del(page_cache, "tenant");
+	}
 	ap_reply(c, 200, json_pack("{s:s, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:I, s:I, s:I,"
-				   " s:I, s:I, s:o, s:o, s:I}",
+				   " s:I, s:I, s:o, s:o, s:I, s:o}",
 				   "id", c->arg,
 				   "read", "ios", num(st, "rd_ios"), "bytes", num(st, "rd_bytes"),
 				   "throttled_ios", num(st, "rd_throttled"),
@@ -96,7 +102,8 @@ void ap_get_volume_stats(struct ap_call *c)
 				   "flushes", num(st, "flushes"), "discards", num(st, "discards"),
 				   "throttle_wait_histogram", buckets,
 				   "pool", pool ? pool : json_null(),
-				   "writeback_bytes", num(st, "wb_bytes")));
+				   "writeback_bytes", num(st, "wb_bytes"),
+				   "page_cache", page_cache ? page_cache : json_null()));
 	json_decref(st);
 }
 
@@ -154,6 +161,63 @@ static void histogram(FILE *f, const char *name, const char *labels, json_t *st)
 	fprintf(f, "%s_count{%s} %lld\n", name, labels, cum);
 }
 
+/* One gauge of the monitor's figures: a key of each item of list. */
+static void gauge(FILE *f, const char *name, const char *help, json_t *list, const char *label,
+		  const char *key)
+{
+	size_t i;
+	json_t *it;
+
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+	json_array_foreach(list, i, it) {
+		json_t *v = json_object_get(it, key);
+
+		if (!json_is_integer(v))
+			continue;
+		if (!strcmp(label, "volume"))
+			fprintf(f, "%s{volume=\"%s\",tenant=\"%s\"} %lld\n", name,
+				json_string_value(json_object_get(it, "id")),
+				json_string_value(json_object_get(it, "tenant")), json_integer_value(v));
+		else
+			fprintf(f, "%s{tenant=\"%s\"} %lld\n", name,
+				json_string_value(json_object_get(it, "id")), json_integer_value(v));
+	}
+}
+
+static void page_cache_metrics(FILE *f, struct ag_monitor *mon)
+{
+	static const struct { const char *name, *help, *key; } global[] = {
+		{ "sluice_dirty_bytes", "Dirty page cache, all of it.", "dirty_bytes" },
+		{ "sluice_writeback_bytes", "Page cache under writeback, all of it.", "writeback_bytes" },
+		{ "sluice_dirty_threshold_bytes", "The kernel's dirty threshold.", "dirty_thresh_bytes" },
+		{ "sluice_dirty_background_threshold_bytes", "The kernel's background threshold.",
+		  "background_thresh_bytes" },
+	};
+	json_t *j = ag_monitor_json(mon), *vols = json_object_get(j, "volumes");
+	json_t *tenants = json_object_get(j, "tenants");
+	size_t i;
+
+	for (i = 0; i < sizeof(global) / sizeof(global[0]); i++) {
+		json_t *v = json_object_get(j, global[i].key);
+
+		if (!json_is_integer(v))
+			continue;
+		fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n%s %lld\n", global[i].name, global[i].help,
+			global[i].name, global[i].name, json_integer_value(v));
+	}
+	gauge(f, "sluice_volume_dirty_bytes", "Dirty page cache of the volume (its bdi).", vols,
+	      "volume", "dirty_bytes");
+	gauge(f, "sluice_volume_page_writeback_bytes", "Page cache of the volume under writeback.",
+	      vols, "volume", "writeback_bytes");
+	gauge(f, "sluice_volume_dirty_limit_bytes", "The volume's share of the dirty threshold.",
+	      vols, "volume", "bdi_dirty_thresh_bytes");
+	gauge(f, "sluice_tenant_file_dirty_bytes", "Dirty page cache of the tenant's cgroup.",
+	      tenants, "tenant", "file_dirty_bytes");
+	gauge(f, "sluice_tenant_file_writeback_bytes", "Page cache of the tenant's cgroup under writeback.",
+	      tenants, "tenant", "file_writeback_bytes");
+	json_decref(j);
+}
+
 void ap_get_metrics(struct ap_call *c)
 {
 	size_t n = c->model->nr_vols, i, m, len = 0;
@@ -199,6 +263,8 @@ void ap_get_metrics(struct ap_call *c)
 					num(st[i], mt->key) * mt->scale);
 		}
 	}
+	if (c->ctx->monitor)
+		page_cache_metrics(f, c->ctx->monitor);
 	fprintf(f, "# HELP sluice_pool_capacity_bytes Bytes of the pool volumes can use.\n"
 		"# TYPE sluice_pool_capacity_bytes gauge\n");
 	for (i = 0; i < c->model->nr_pools; i++)

@@ -5,12 +5,12 @@ UNIT_SRCS := $(wildcard $(UNIT_DIR)/test_*.c)
 UNIT_NAMES := $(patsubst $(UNIT_DIR)/test_%.c,%,$(UNIT_SRCS))
 # The code under test: the kernel's portable parts and the agent's libraries.
 UNIT_CORE := $(ROOT)/dmtarget/sluice-core.c
-UNIT_SRC := $(UNIT_CORE) $(ROOT)/dmtarget/sluice-sched.c $(ROOT)/agent/extent.c $(ROOT)/agent/store.c $(ROOT)/agent/plan.c $(ROOT)/agent/model.c $(ROOT)/api/policy.c
-UNIT_LDLIBS := -lm -ljansson -ldevmapper -lblkid -lmicrohttpd -lgnutls -lpthread
+UNIT_SRC := $(UNIT_CORE) $(ROOT)/dmtarget/sluice-sched.c $(ROOT)/agent/extent.c $(ROOT)/agent/store.c $(ROOT)/agent/plan.c $(ROOT)/agent/model.c $(ROOT)/agent/monitor.c $(ROOT)/api/policy.c
+UNIT_LDLIBS := -lm -ljansson -ldevmapper -lblkid -lmicrohttpd -lgnutls -luring -lpthread
 # test_api runs the API's handlers over the agent's operations
 UNIT_API_SRC = $(filter-out $(ROOT)/api/server.c $(ROOT)/api/policy.c,$(API_SRC)) $(ROOT)/agent/ops.c \
 	$(ROOT)/agent/dmctl.c $(UNIT_DIR)/fuzz_api.c
-UNIT_DEPS := $(UNIT_DIR)/unit.c $(UNIT_DIR)/unit.h $(UNIT_SRC) $(ROOT)/dmtarget/sluice-core.h $(ROOT)/dmtarget/sluice-sched.h $(ROOT)/agent/extent.h $(ROOT)/agent/store.h $(ROOT)/agent/plan.h $(ROOT)/agent/model.h $(wildcard $(ROOT)/api/*.[ch]) $(ROOT)/agent/ops.c $(ROOT)/agent/dmctl.c $(wildcard $(UNIT_DIR)/fuzz_api*)
+UNIT_DEPS := $(UNIT_DIR)/unit.c $(UNIT_DIR)/unit.h $(UNIT_SRC) $(ROOT)/dmtarget/sluice-core.h $(ROOT)/dmtarget/sluice-sched.h $(ROOT)/agent/extent.h $(ROOT)/agent/store.h $(ROOT)/agent/plan.h $(ROOT)/agent/model.h $(ROOT)/agent/monitor.h $(wildcard $(ROOT)/api/*.[ch]) $(ROOT)/agent/ops.c $(ROOT)/agent/dmctl.c $(wildcard $(UNIT_DIR)/fuzz_api*)
 CFLAGS_USER := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 

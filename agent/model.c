@@ -129,6 +129,7 @@ int ag_policy_scaled(const char *policy, const char *apolicy, uint64_t size, cha
 		     size_t len, char *why, size_t wlen)
 {
 	char words[1024 + 256 + 8], extra[NR_SCALED][48], sbuf[256], *argv[64];
+	static char strict[] = "dirty_strict=1";
 	char *save = NULL, *w;
 	unsigned int n = 0, k = 0, scaled = 0;
 	struct sl_config cfg;
@@ -153,6 +154,9 @@ int ag_policy_scaled(const char *policy, const char *apolicy, uint64_t size, cha
 			if (scaled & (1u << i) && !strncmp(w, scaled_rates[i], strlen(scaled_rates[i])) &&
 			    w[strlen(scaled_rates[i])] == '=')
 				break;
+		/* and dirty_strict follows dirty_bytes_max */
+		if (!strncmp(w, "dirty_strict=", 13))
+			continue;
 		if (i == (int)NR_SCALED)
 			argv[n++] = w;
 	}
@@ -160,8 +164,11 @@ int ag_policy_scaled(const char *policy, const char *apolicy, uint64_t size, cha
 	save = NULL;
 	for (w = strtok_r(sbuf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
 		i = apolicy_word(w, &a, &b);
-		if (i == DIRTY_WORD)
+		if (i == DIRTY_WORD) {
+			/* the bdi's own share holds below the free-run point too */
+			argv[n++] = strict;
 			continue;
+		}
 		v = sl_mul_div(a, size, 1ULL << 30);
 		if (v < b)
 			v = b;

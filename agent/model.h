@@ -25,7 +25,8 @@
  *   the rates in force, scaled ones included, recomputed whenever the size
  *   or agent_policy changes.
  * - "dirty_bytes_max=<bytes>": the most page cache the volume may hold
- *   dirty, which the dirty monitor enforces (monitor.h).
+ *   dirty, which the dirty monitor enforces (monitor.h) with the target's
+ *   dirty_strict=1, which "policy" then holds.
  */
 #ifndef SLUICE_AGENT_MODEL_H
 #define SLUICE_AGENT_MODEL_H

@@ -16,12 +16,11 @@
  *
  * Control: a volume with dirty_bytes_max D gets the bdi max_ratio
  * floor(100 * D / T), at least 1, T the global dirty threshold in bytes,
- * recomputed every tick and written when it changes. The kernel holds a
- * bdi's dirty pages near max_ratio% of T (its share of the threshold,
- * capped) once the global dirty count passes the free-run point, half way
- * between the background threshold and T; below that point no bdi is held
- * (6.1 has no strict limit for block devices). The error of the ratio
- * itself is under 1% of T, below D.
+ * recomputed every tick and written when it changes; its table has the
+ * target's dirty_strict=1 (model.c puts it in the policy), so the kernel
+ * holds the bdi's dirty and writeback pages near max_ratio% of T at all
+ * times, not only once the global count passes the free-run point. The
+ * error of the ratio is under 1% of T, below D.
  */
 #ifndef SLUICE_AGENT_MONITOR_H
 #define SLUICE_AGENT_MONITOR_H

@@ -256,7 +256,9 @@ json_t *ap_policy_from_args(const char *args, const char *apolicy)
 		v = strtoll(eq + 1, &num_end, 10);
 		if (num_end != end)
 			goto bad;
-		if (!strcmp(key, "burst_s")) {
+		if (!strcmp(key, "dirty_strict")) {
+			/* the agent's, with dirty_bytes_max: no field of its own */
+		} else if (!strcmp(key, "burst_s")) {
 			/* one length for every rate that has a burst */
 			for (k = 0; k < NR_FIELDS; k++) {
 				char max[64];

@@ -7,7 +7,7 @@
 
 #define SL_OFF(field) __builtin_offsetof(struct sl_config, field)
 
-enum sl_key_type { SL_K_U64, SL_K_BURST, SL_K_WEIGHT, SL_K_IOPS_SIZE, SL_K_LABEL };
+enum sl_key_type { SL_K_U64, SL_K_BURST, SL_K_WEIGHT, SL_K_IOPS_SIZE, SL_K_LABEL, SL_K_BOOL };
 
 struct sl_key {
 	const char *name;
@@ -41,6 +41,7 @@ static const struct sl_key sl_keys[] = {
 	SL_KEY(weight, SL_K_WEIGHT, weight, 0),
 	SL_KEY(reserve_iops, SL_K_U64, reserve_iops, 0),
 	SL_KEY(reserve_bps, SL_K_U64, reserve_bps, 0),
+	SL_KEY(dirty_strict, SL_K_BOOL, dirty_strict, 0),
 	SL_KEY(tenant, SL_K_LABEL, tenant, 0),
 };
 
@@ -135,6 +136,11 @@ static int sl_store(struct sl_config *cfg, const struct sl_key *k, const char *v
 		return 0;
 	case SL_K_WEIGHT:
 		if (v < SL_WEIGHT_MIN || v > SL_WEIGHT_MAX)
+			return -1;
+		*(u32 *)base = (u32)v;
+		return 0;
+	case SL_K_BOOL:
+		if (v > 1)
 			return -1;
 		*(u32 *)base = (u32)v;
 		return 0;
@@ -333,7 +339,8 @@ static int sl_format(const struct sl_config *cfg, char *buf, size_t len,
 			if (!base[0])
 				continue;
 		} else {
-			if (key->type == SL_K_BURST || key->type == SL_K_WEIGHT)
+			if (key->type == SL_K_BURST || key->type == SL_K_WEIGHT ||
+			    key->type == SL_K_BOOL)
 				v = *(const u32 *)base;
 			else
 				v = *(const u64 *)base;

@@ -60,6 +60,7 @@ struct sl_config {
 	u32 weight;
 	u64 reserve_iops;
 	u64 reserve_bps;
+	u32 dirty_strict;		/* 1: the bdi's dirty pages to its own share */
 };
 
 /* Which parse: a table line may set every key, a "set" message a subset. */

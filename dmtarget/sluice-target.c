@@ -10,6 +10,7 @@
 #include <linux/module.h>
 #include <linux/init.h>
 #include <linux/blkdev.h>
+#include <linux/backing-dev.h>
 #include <linux/bio.h>
 #include <linux/slab.h>
 #include <linux/hrtimer.h>
@@ -305,6 +306,28 @@ static void sluice_install(struct sluice_vol *v, const struct sl_config *cfg)
 	v->lim = lim;
 	WRITE_ONCE(v->limited, lim.any);
 	spin_unlock(&v->lock);
+}
+
+/*
+ * dirty_strict=1 holds the device's dirty and writeback pages to its bdi's
+ * own share of the dirty threshold (its max_ratio) even while the global
+ * count is below the free-run point, where the kernel otherwise holds no
+ * one: BDI_CAP_STRICTLIMIT, which FUSE sets on its bdis and which 6.2 offers
+ * as /sys/class/bdi/<dev>/strict_limit. A throttled volume's writeback waits
+ * in its queue; without this it can pin half the dirty threshold and stall
+ * every other writer. Set when a table goes live and by a set message;
+ * nothing else changes a dm device's bdi capabilities once it exists.
+ */
+static void sluice_dirty_strict(struct dm_target *ti, bool on)
+{
+	struct backing_dev_info *bdi = dm_disk(dm_table_get_md(ti->table))->bdi;
+	unsigned int caps = READ_ONCE(bdi->capabilities);
+
+	if (on)
+		caps |= BDI_CAP_STRICTLIMIT;
+	else
+		caps &= ~BDI_CAP_STRICTLIMIT;
+	WRITE_ONCE(bdi->capabilities, caps);
 }
 
 static void sluice_member_params(struct sluice_member_params *mp,
@@ -612,6 +635,7 @@ static void sluice_resume(struct dm_target *ti)
 	struct sluice_vol *v = sc->vol;
 
 	sluice_install(v, &sc->cfg);
+	sluice_dirty_strict(ti, sc->cfg.dirty_strict);
 	spin_lock(&v->lock);
 	v->may_hold = true;
 	spin_unlock(&v->lock);
@@ -732,6 +756,7 @@ static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
 	sc->cfg = cfg;
 	spin_unlock(&v->lock);
 	sluice_install(v, &cfg);
+	sluice_dirty_strict(ti, cfg.dirty_strict);
 	if (sc->member) {
 		struct sluice_member_params mp;
 

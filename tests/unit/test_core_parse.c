@@ -65,6 +65,8 @@ static void canonical_order_and_defaults_left_out(void)
 	CHECK(!strcmp(canon("tenant=acme bps=0 iops=0"), "tenant=acme"));
 	CHECK(!strcmp(canon("tenant=t-1 wiops_max=20 wiops=10 burst_s=3 iops_size=4096 rbps=1"),
 		      "rbps=1 wiops=10 wiops_max=20 burst_s=3 iops_size=4096 tenant=t-1"));
+	CHECK(!strcmp(canon("tenant=a dirty_strict=1 wbps=5"), "wbps=5 dirty_strict=1 tenant=a"));
+	CHECK(!strcmp(canon("dirty_strict=0 wbps=5"), "wbps=5"));
 }
 
 static void canonical_form_parses_back_to_itself(void)
@@ -146,6 +148,9 @@ static const struct bad_case bad_table[] = {
 	{ "tenant=0123456789012345678901234567890123456789012345678901234567890123",
 	  "tenant: invalid value" },
 	{ "pool=..", "pool: invalid value" },
+	{ "dirty_strict=2", "dirty_strict: invalid value" },
+	{ "dirty_strict=yes", "dirty_strict: invalid value" },
+	{ "dirty_strict=1 dirty_strict=0", "dirty_strict: given more than once" },
 };
 
 static void bad_table_lines_name_their_argument(void)
@@ -235,7 +240,7 @@ static void longest_config_fits_format_max(void)
 			      "burst_s=86400 iops_size=4294967295 "
 			      "pool=012345678901234567890123456789012345678901234567890123456789012 "
 			      "weight=10000 reserve_iops=18446744073709551615 reserve_bps=18446744073709551615 "
-			      "tenant=012345678901234567890123456789012345678901234567890123456789012");
+			      "dirty_strict=1 tenant=012345678901234567890123456789012345678901234567890123456789012");
 
 	CHECK(strncmp(c, "rbps=", 5) == 0);
 }

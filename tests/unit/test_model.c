@@ -116,7 +116,10 @@ static void model_scales_rates_with_size_and_floors(void)
 	CHECK(!strncmp(scaled("riops_max=50", "riops=10:0", 10 * gib), "ERR policy: riops_max", 21));
 	CHECK(!strcmp(scaled("riops_max=50", "riops=10:0", 5 * gib), "riops=50 riops_max=50"));
 	/* dirty_bytes_max is the monitor's, not the target's */
-	CHECK(!strcmp(scaled("weight=5", "dirty_bytes_max=1048576 riops=10:0", gib), "riops=10 weight=5"));
+	CHECK(!strcmp(scaled("weight=5", "dirty_bytes_max=1048576 riops=10:0", gib),
+		      "riops=10 weight=5 dirty_strict=1"));
+	/* and without it, none */
+	CHECK(!strcmp(scaled("riops=10 dirty_strict=1", "", gib), "riops=10"));
 	CHECK(ag_apolicy_dirty_max("riops=10:0 dirty_bytes_max=1048576") == 1048576);
 	CHECK(ag_apolicy_dirty_max("riops=10:0") == 0);
 	CHECK(!strncmp(scaled("", "dirty_bytes_max=0", gib), "ERR bad agent_policy word", 25));

@@ -47,6 +47,8 @@ done
 echo "$weighted" | {
 	while read -r d t; do
 		[ -n "$t" ] || continue
+		# the reboot tests run beside the shards (below): mostly boots, light
+		case $t in reboot/*) continue ;; esac
 		best=0 i=1
 		while [ $i -lt "$jobs" ]; do
 			eval "[ \$load$i -lt \$load$best ]" && best=$i
@@ -71,22 +73,22 @@ smp=1
 [ "$jobs" -gt 1 ] || smp=2
 pids="" i=0
 while [ $i -lt "$jobs" ]; do
-	t=$(tr , '\n' < "$out/shard$i.tests" | grep -v '^reboot/' | paste -sd, -)
-	r=$(tr , '\n' < "$out/shard$i.tests" | grep '^reboot/' | paste -sd, -)
-	rm -rf "$out/shard$i" "$out/shard$i.out" "$out/shard$i-reboot" "$out/shard$i-reboot.out"
-	{
-		if [ -n "$t" ]; then
-			"$here/run.sh" -t "$t" -o "$out/shard$i" -T "$timeout" -Q "-smp $smp" \
-				> "$out/shard$i.out" 2>&1 || true
-		fi
-		if [ -n "$r" ]; then
-			"$here/reboot.sh" -t "$r" -o "$out/shard$i-reboot" -T "$timeout" -Q "-smp $smp" \
-				> "$out/shard$i-reboot.out" 2>&1 || true
-		fi
-	} &
-	pids="$pids $!"
+	t=$(cat "$out/shard$i.tests")
+	rm -rf "$out/shard$i" "$out/shard$i.out"
+	if [ -n "$t" ]; then
+		"$here/run.sh" -t "$t" -o "$out/shard$i" -T "$timeout" -Q "-smp $smp" \
+			> "$out/shard$i.out" 2>&1 &
+		pids="$pids $!"
+	fi
 	i=$((i + 1))
 done
+# the reboot tests, one guest at a time, beside the shards
+r=$(for t in $list; do case $t in reboot/*) echo "$t" ;; esac; done | paste -sd, -)
+rm -rf "$out/reboot" "$out/reboot.out"
+if [ -n "$r" ]; then
+	"$here/reboot.sh" -t "$r" -o "$out/reboot" -T "$timeout" -Q "-smp 1" > "$out/reboot.out" 2>&1 &
+	pids="$pids $!"
+fi
 for p in $pids; do
 	wait "$p" || true
 done
@@ -95,10 +97,9 @@ done
 {
 	for r in "$out"/shard*/results.log; do
 		[ -e "$r" ] || continue
-		case $r in *-reboot/*) continue ;; esac
 		sed -n 's|^# \([^:]*\): took \([0-9]*\).*|\2 \1|p' "$r"
 	done
-	for d in "$out"/shard*-reboot/*/; do
+	for d in "$out"/reboot/*/; do
 		[ -d "$d" ] || continue
 		cat "$d"/boot*/results.log 2> /dev/null |
 			sed -n 's|^# \([^:]*\): took \([0-9]*\).*|\2 \1|p' |
@@ -117,11 +118,11 @@ while [ $i -lt "$jobs" ]; do
 		sed "s%^\(ok\|not ok\) vm/\([a-z]*\)%\1 vm/\2/guest$i%" "$out/shard$i.out"
 		count "$out/shard$i/vm.counts" "vm/guest$i"
 	fi
-	if [ -e "$out/shard$i-reboot.out" ]; then
-		cat "$out/shard$i-reboot.out"
-		count "$out/shard$i-reboot/vm.counts" "vm/reboot$i"
-	fi
 	i=$((i + 1))
 done
+if [ -e "$out/reboot.out" ]; then
+	cat "$out/reboot.out"
+	count "$out/reboot/vm.counts" "vm/reboot"
+fi
 echo "$passed $failed $skipped" > "$out/vm.counts"
 [ "$failed" = 0 ]

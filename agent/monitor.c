@@ -248,15 +248,20 @@ static void queue_read(struct ag_monitor *m, struct source *s, unsigned int *n)
 	if (!sqe)
 		return;
 	io_uring_prep_read(sqe, s->fd, s->buf, s->cap - 1, 0);
+	/* proc, sysfs and debugfs files cannot be read without blocking: straight to a worker */
+	io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
 	io_uring_sqe_set_data(sqe, s);
 	s->len = -1;
 	(*n)++;
 }
 
-/* Every source read once: one submission, then every completion. */
+/*
+ * Every source read once: one submission that also waits for all of them
+ * (one wakeup a tick, not one a completion), then the completions.
+ */
 static int read_all(struct ag_monitor *m, char *err, size_t errlen)
 {
-	unsigned int n = 0, done = 0;
+	unsigned int n = 0, done = 0, head, seen;
 	struct io_uring_cqe *cqe;
 	int rc;
 
@@ -265,24 +270,28 @@ static int read_all(struct ag_monitor *m, char *err, size_t errlen)
 		queue_read(m, &m->vols[i].bdi, &n);
 	for (size_t i = 0; i < m->nr_tenants; i++)
 		queue_read(m, &m->tenants[i].stat, &n);
-	rc = io_uring_submit(&m->ring);
-	if (rc < 0)
+	rc = io_uring_submit_and_wait(&m->ring, n);
+	if (rc < 0 && rc != -EINTR)
 		return snprintf(err, errlen, "io_uring_submit: %s", strerror(-rc)), -1;
 	while (done < n) {
-		rc = io_uring_wait_cqe(&m->ring, &cqe);
+		rc = io_uring_wait_cqe_nr(&m->ring, &cqe, n - done);
 		if (rc == -EINTR)
 			continue;
 		if (rc < 0)
 			return snprintf(err, errlen, "io_uring_wait_cqe: %s", strerror(-rc)), -1;
-		struct source *s = io_uring_cqe_get_data(cqe);
+		seen = 0;
+		io_uring_for_each_cqe(&m->ring, head, cqe) {
+			struct source *s = io_uring_cqe_get_data(cqe);
 
-		if (s) {
+			seen++;
+			if (!s)
+				continue;
 			s->len = cqe->res;
 			if (s->len >= 0)
 				s->buf[s->len] = '\0';
 			done++;
 		}
-		io_uring_cqe_seen(&m->ring, cqe);
+		io_uring_cq_advance(&m->ring, seen);
 	}
 	return 0;
 }

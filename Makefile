@@ -10,7 +10,7 @@ VM_OUT := $(ROOT)/tests/vm/out
 T ?= all
 B ?= all
 
-.PHONY: all deps modules agent test test-unit unit-build test-lint test-vm run bench fuzz clean
+.PHONY: all deps modules agent test test-unit unit-build test-lint test-vm run bench fuzz clean deb
 
 all: deps modules agent unit-build
 
@@ -23,16 +23,21 @@ deps:
 modules: deps
 	@$(MAKE) --no-print-directory -s -C $(KDIR) M=$(ROOT)/dmtarget modules
 
+# The Debian packages (packaging/debian): build/deb/*.deb, checked by lintian.
+deb: deps
+	@$(ROOT)/packaging/build-deb.sh $(BUILD)/deb
+
 # Each suite writes its counts file; a suite that cannot run leaves none and
 # the summary counts it as a failure. The summary's exit status is make's.
 test: deps
-	@mkdir -p $(BUILD); rm -f $(BUILD)/unit.counts $(BUILD)/lint.counts $(BUILD)/openapi.counts $(BUILD)/promtool.counts $(VM_OUT)/vm.counts
+	@mkdir -p $(BUILD); rm -f $(BUILD)/unit.counts $(BUILD)/lint.counts $(BUILD)/openapi.counts $(BUILD)/promtool.counts $(BUILD)/deb.counts $(VM_OUT)/vm.counts
 	@$(MAKE) --no-print-directory test-unit || true
 	@$(MAKE) --no-print-directory test-lint || true
 	@$(ROOT)/mk/openapi.sh $(BUILD)/openapi.counts || true
+	@$(ROOT)/mk/deb-check.sh $(BUILD)/deb.counts $(BUILD)/deb || true
 	@$(MAKE) --no-print-directory test-vm || true
 	@$(ROOT)/mk/promtool.sh $(BUILD)/promtool.counts $(VM_OUT) || true
-	@$(ROOT)/mk/summary.sh $(BUILD)/unit.counts $(BUILD)/lint.counts $(BUILD)/openapi.counts $(BUILD)/promtool.counts $(VM_OUT)/vm.counts
+	@$(ROOT)/mk/summary.sh $(BUILD)/unit.counts $(BUILD)/lint.counts $(BUILD)/openapi.counts $(BUILD)/deb.counts $(BUILD)/promtool.counts $(VM_OUT)/vm.counts
 
 test-lint: deps
 	@mkdir -p $(BUILD)

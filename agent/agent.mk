@@ -1,4 +1,5 @@
 # The agent, sluiced, built into build/bin/ (and into the guest's /usr/sbin).
+# PKG_CFLAGS and PKG_LDFLAGS: the distribution's flags (packaging/debian/rules).
 AGENT_DIR := $(ROOT)/agent
 # The API's sources; the handlers are also linked into host tests (api.mk).
 API_SRC := $(addprefix $(ROOT)/api/,server.c routes.c common.c admin.c volumes.c stats.c \
@@ -11,8 +12,8 @@ SLUICED := $(BUILD)/bin/sluiced
 
 $(SLUICED): $(AGENT_SRC) $(AGENT_HDR)
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $(AGENT_SRC) -ljansson -ldevmapper -lblkid \
-		-lmicrohttpd -lgnutls -luring -lpthread
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 $(PKG_CFLAGS) -o $@ $(AGENT_SRC) \
+		$(PKG_LDFLAGS) -ljansson -ldevmapper -lblkid -lmicrohttpd -lgnutls -luring -lpthread
 
 agent: deps
 	@$(MAKE) --no-print-directory $(SLUICED) $(SLUICECTL) $(FUZZ_API)
@@ -21,7 +22,8 @@ agent: deps
 SLUICECTL := $(BUILD)/bin/sluicectl
 $(SLUICECTL): $(ROOT)/api/sluicectl.c
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $< -ljansson -lcurl-gnutls
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 $(PKG_CFLAGS) -o $@ $< $(PKG_LDFLAGS) \
+		-ljansson -lcurl-gnutls
 
 # The API fuzzer, run in the guest against the real kernel (tests/vm/tests/api/002-fuzz).
 FUZZ_API := $(BUILD)/bin/sluice-fuzz-api

@@ -1,0 +1,43 @@
+#!/bin/sh
+# make test's check of the Debian packages: they build (packaging/build-deb.sh),
+# lintian reports no errors, and they hold what they must. Counts to $1.
+set -u
+counts=$1 out=$2
+root=$(cd "$(dirname "$0")/.." && pwd)
+passed=0 failed=0
+check() {
+	if [ "$2" = 0 ]; then
+		echo "ok packaging/$1"
+		passed=$((passed + 1))
+	else
+		echo "not ok packaging/$1"
+		failed=$((failed + 1))
+	fi
+}
+"$root/packaging/build-deb.sh" "$out" > "$out.log" 2>&1
+rc=$?
+check deb-build-and-lintian $rc
+[ $rc = 0 ] || sed 's/^/# /' "$out.log" | tail -n 20
+# the files each package must carry
+missing=""
+list=$(dpkg-deb -c "$out"/sluiced_*_amd64.deb 2> /dev/null | awk '{ print $6 }')
+for f in ./usr/sbin/sluiced ./usr/bin/sluicectl ./etc/sluice/sluiced.conf \
+	./lib/systemd/system/sluiced.service ./usr/share/man/man8/sluiced.8.gz \
+	./usr/share/man/man1/sluicectl.1.gz; do
+	printf '%s\n' "$list" | grep -qx "$f" || missing="$missing $f"
+done
+list=$(dpkg-deb -c "$out"/sluice-dkms_*_all.deb 2> /dev/null | awk '{ print $6 }')
+for f in dkms.conf Kbuild sluice-target.c sluice-weight.c sluice-core.h; do
+	printf '%s\n' "$list" | grep -q "^./usr/src/sluice-[0-9.]*/$f$" || missing="$missing dkms:$f"
+done
+# the unit's hardening, as the issue asks for it
+unit=$(mktemp -d)
+dpkg-deb --fsys-tarfile "$out"/sluiced_*_amd64.deb 2> /dev/null |
+	tar -xf - -C "$unit" ./lib/systemd/system/sluiced.service 2> /dev/null
+for k in ProtectSystem=strict ReadWritePaths=/var/lib/sluice NoNewPrivileges=yes \
+	CapabilityBoundingSet= Type=notify; do
+	grep -q "^$k" "$unit/lib/systemd/system/sluiced.service" 2> /dev/null || missing="$missing unit:$k"
+done
+rm -rf "$unit"
+[ -z "$missing" ] && check contents 0 || { check contents 1; echo "# missing:$missing"; }
+echo "$passed $failed 0" > "$counts"

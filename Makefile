@@ -10,7 +10,7 @@ VM_OUT := $(ROOT)/tests/vm/out
 T ?= all
 B ?= all
 
-.PHONY: all deps modules agent test test-unit unit-build test-lint test-vm run bench fuzz clean deb
+.PHONY: all deps modules agent test test-unit unit-build test-lint test-vm run bench fuzz clean deb install
 
 all: deps modules agent unit-build
 
@@ -26,6 +26,28 @@ modules: deps
 # The Debian packages (packaging/debian): build/deb/*.deb, checked by lintian.
 deb: deps
 	@$(ROOT)/packaging/build-deb.sh $(BUILD)/deb
+
+# An ordinary host that can load modules (as root): the modules built for
+# the running kernel (or INSTALL_KVER) into /lib/modules/<kver>/extra, the
+# binaries under PREFIX, the unit and a default configuration (an existing
+# one is kept). DESTDIR stages it elsewhere. Then: systemctl daemon-reload;
+# systemctl enable --now sluiced.
+PREFIX ?= /usr/local
+INSTALL_KVER ?= $(shell uname -r)
+install: agent
+	@$(MAKE) --no-print-directory -s -C /lib/modules/$(INSTALL_KVER)/build M=$(ROOT)/dmtarget modules
+	install -D -m 0644 -t $(DESTDIR)/lib/modules/$(INSTALL_KVER)/extra \
+		$(ROOT)/dmtarget/dm-sluice.ko $(ROOT)/dmtarget/dm-sluice-weight.ko
+	[ -n "$(DESTDIR)" ] || depmod -a $(INSTALL_KVER)
+	install -D -m 0755 $(SLUICED) $(DESTDIR)$(PREFIX)/sbin/sluiced
+	install -D -m 0755 $(SLUICECTL) $(DESTDIR)$(PREFIX)/bin/sluicectl
+	install -D -m 0644 $(ROOT)/packaging/man/sluiced.8 $(DESTDIR)$(PREFIX)/share/man/man8/sluiced.8
+	install -D -m 0644 $(ROOT)/packaging/man/sluicectl.1 $(DESTDIR)$(PREFIX)/share/man/man1/sluicectl.1
+	mkdir -p $(DESTDIR)/etc/systemd/system $(DESTDIR)/etc/sluice
+	sed 's|/usr/sbin/sluiced|$(PREFIX)/sbin/sluiced|' $(ROOT)/packaging/debian/sluiced.service \
+		> $(DESTDIR)/etc/systemd/system/sluiced.service
+	[ -e $(DESTDIR)/etc/sluice/sluiced.conf ] || \
+		install -m 0644 $(ROOT)/packaging/sluiced.conf $(DESTDIR)/etc/sluice/sluiced.conf
 
 # Each suite writes its counts file; a suite that cannot run leaves none and
 # the summary counts it as a failure. The summary's exit status is make's.

@@ -1,6 +1,7 @@
 #!/bin/sh
 # make test's check of the Debian packages: they build (packaging/build-deb.sh),
-# lintian reports no errors, and they hold what they must. Counts to $1.
+# lintian reports no errors, and they hold what they must; and `make install`
+# staged in a DESTDIR puts every file in place. Counts to $1.
 set -u
 counts=$1 out=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,4 +41,21 @@ for k in ProtectSystem=strict ReadWritePaths=/var/lib/sluice NoNewPrivileges=yes
 done
 rm -rf "$unit"
 [ -z "$missing" ] && check contents 0 || { check contents 1; echo "# missing:$missing"; }
+# make install, staged, for the kernel the guest runs
+dest=$(mktemp -d)
+if make -s -C "$root" install DESTDIR="$dest" INSTALL_KVER="$("$root/mk/kver.sh")" > "$out.install.log" 2>&1; then
+	missing=""
+	for f in usr/local/sbin/sluiced usr/local/bin/sluicectl etc/sluice/sluiced.conf \
+		etc/systemd/system/sluiced.service "lib/modules/$("$root/mk/kver.sh")/extra/dm-sluice.ko" \
+		"lib/modules/$("$root/mk/kver.sh")/extra/dm-sluice-weight.ko"; do
+		[ -s "$dest/$f" ] || missing="$missing $f"
+	done
+	grep -q '^ExecStart=/usr/local/sbin/sluiced daemon' "$dest/etc/systemd/system/sluiced.service" ||
+		missing="$missing ExecStart"
+	[ -z "$missing" ] && check make-install 0 || { check make-install 1; echo "# missing:$missing"; }
+else
+	check make-install 1
+	tail -n 10 "$out.install.log" | sed 's/^/# /'
+fi
+rm -rf "$dest"
 echo "$passed $failed 0" > "$counts"

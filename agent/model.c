@@ -128,8 +128,7 @@ uint64_t ag_apolicy_dirty_max(const char *apolicy)
 int ag_policy_scaled(const char *policy, const char *apolicy, uint64_t size, char *out,
 		     size_t len, char *why, size_t wlen)
 {
-	char words[1024 + 256 + 8], extra[NR_SCALED][48], sbuf[256], *argv[64];
-	static char strict[] = "dirty_strict=1";
+	char words[1024], extra[NR_SCALED + 1][48], sbuf[256], *argv[64];
 	char *save = NULL, *w;
 	unsigned int n = 0, k = 0, scaled = 0;
 	struct sl_config cfg;
@@ -139,46 +138,44 @@ int ag_policy_scaled(const char *policy, const char *apolicy, uint64_t size, cha
 
 	if (ag_apolicy_check(apolicy, why, wlen))
 		return -1;
-	if (strlen(policy) >= 1024)
+	if (strlen(policy) >= sizeof(words))
 		return snprintf(why, wlen, "policy too long"), -1;
+	/* the agent's words first: each scaled rate at this size, and dirty_strict */
 	strcpy(sbuf, apolicy);
-	for (w = strtok_r(sbuf, " ", &save); w; w = strtok_r(NULL, " ", &save))
-		scaled |= 1u << apolicy_word(w, &a, &b);
-	strcpy(words, policy);
-	save = NULL;
-	for (w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		if (n == 64 - NR_SCALED || !strncmp(w, "pool=", 5) || !strncmp(w, "tenant=", 7))
-			return snprintf(why, wlen, "bad policy word '%s'", w), -1;
-		/* a scaled rate's old value gives way to the one computed here */
-		for (i = 0; i < (int)NR_SCALED; i++)
-			if (scaled & (1u << i) && !strncmp(w, scaled_rates[i], strlen(scaled_rates[i])) &&
-			    w[strlen(scaled_rates[i])] == '=')
-				break;
-		/* and dirty_strict follows dirty_bytes_max */
-		if (!strncmp(w, "dirty_strict=", 13))
-			continue;
-		if (i == (int)NR_SCALED)
-			argv[n++] = w;
-	}
-	strcpy(sbuf, apolicy);
-	save = NULL;
 	for (w = strtok_r(sbuf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
 		i = apolicy_word(w, &a, &b);
 		if (i == DIRTY_WORD) {
 			/* the bdi's own share holds below the free-run point too */
-			argv[n++] = strict;
-			continue;
+			snprintf(extra[k], sizeof(extra[k]), "dirty_strict=1");
+		} else {
+			scaled |= 1u << i;
+			v = sl_mul_div(a, size, 1ULL << 30);
+			if (v < b)
+				v = b;
+			if (v < 1)
+				v = 1;
+			if (v > SCALE_VALUE_MAX)
+				v = SCALE_VALUE_MAX;
+			snprintf(extra[k], sizeof(extra[k]), "%s=%llu", scaled_rates[i],
+				 (unsigned long long)v);
 		}
-		v = sl_mul_div(a, size, 1ULL << 30);
-		if (v < b)
-			v = b;
-		if (v < 1)
-			v = 1;
-		if (v > SCALE_VALUE_MAX)
-			v = SCALE_VALUE_MAX;
-		snprintf(extra[k], sizeof(extra[k]), "%s=%llu", scaled_rates[i],
-			 (unsigned long long)v);
 		argv[n++] = extra[k++];
+	}
+	strcpy(words, policy);
+	save = NULL;
+	for (w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (n == 64 || !strncmp(w, "pool=", 5) || !strncmp(w, "tenant=", 7))
+			return snprintf(why, wlen, "bad policy word '%s'", w), -1;
+		/*
+		 * a scaled rate's old value gives way to the one computed above,
+		 * and dirty_strict follows dirty_bytes_max
+		 */
+		for (i = 0; i < (int)NR_SCALED; i++)
+			if (scaled & (1u << i) && !strncmp(w, scaled_rates[i], strlen(scaled_rates[i])) &&
+			    w[strlen(scaled_rates[i])] == '=')
+				break;
+		if (i == (int)NR_SCALED && strncmp(w, "dirty_strict=", 13))
+			argv[n++] = w;
 	}
 	sl_config_init(&cfg);
 	strcpy(cfg.pool, "p");

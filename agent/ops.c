@@ -335,8 +335,6 @@ int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, const char
 		apolicy = v->apolicy;
 	}
 	rc = in_force(base, apolicy, size, policy, err, errlen);
-	if (!rc && check_policy(id, v->tenant, v->pool, policy, err, errlen))
-		rc = -AG_E_INVALID;
 	if (rc)
 		goto out;
 	rc = -1;
@@ -387,11 +385,10 @@ int ag_volume_set(struct ag_store *s, const char *id, const char *base, const ch
 		rc = failc(err, errlen, AG_E_NOTFOUND, "no volume %s", id);
 		goto out;
 	}
-	if (in_force(base, apolicy, v->size, policy, err, errlen) ||
-	    check_policy(id, v->tenant, v->pool, policy, err, errlen)) {
-		rc = -AG_E_INVALID;
+	/* the target's own parser checks it there, with a pool as in the table */
+	rc = in_force(base, apolicy, v->size, policy, err, errlen);
+	if (rc)
 		goto out;
-	}
 	json_object_set_new(json_object_get(json_object_get(state, "volumes"), id), "policy",
 			    json_string(policy));
 	set_apolicy(json_object_get(json_object_get(state, "volumes"), id), apolicy);

@@ -132,9 +132,9 @@ json_t *ap_volume_json(const char *id, json_t *stored, char *etag)
 {
 	char *dump = json_dumps(stored, JSON_COMPACT | JSON_SORT_KEYS), dev[96];
 	const char *args = json_string_value(json_object_get(stored, "policy"));
-	json_t *policy = ap_policy_from_args(args, json_string_value(json_object_get(stored, "agent_policy")));
-	json_t *in_force = ap_policy_in_force(args,
-					      json_string_value(json_object_get(stored, "agent_policy")));
+	const char *apolicy = json_string_value(json_object_get(stored, "agent_policy"));
+	json_t *policy = ap_policy_from_args(args, apolicy);
+	json_t *in_force = ap_policy_in_force(args, apolicy);
 
 	snprintf(etag, 16, "\"%08x\"", dump ? ag_crc32c(0, dump, strlen(dump)) : 0);
 	free(dump);

@@ -76,8 +76,8 @@ static bool policy_args(struct ap_call *c, const char *tenant, json_t *policy, u
 			   "policy: %s", err);
 		return false;
 	}
-	if (ag_policy_scaled(args, apolicy, size, in_force, POLICY_MAX, err, sizeof(err)) ||
-	    ag_policy_check(in_force, err, sizeof(err))) {
+	/* by the target's own parser, as ag_policy_check() would */
+	if (ag_policy_scaled(args, apolicy, size, in_force, POLICY_MAX, err, sizeof(err))) {
 		ap_policy_rename_error(err, why, sizeof(why));
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "%s", why);
 		return false;
@@ -209,7 +209,7 @@ static void change_volume(struct ap_call *c, bool whole)
 	static const char *const allowed[] = { "size_bytes", "policy", NULL };
 	char args[POLICY_MAX], apolicy[APOLICY_MAX], in_force[POLICY_MAX], err[512], etag[16];
 	json_t *v, *b, *patch, *jsize, *policy = NULL;
-	const char *old_args, *old_scale;
+	const char *old_args, *old_apolicy;
 	uint64_t size = 0, old_size;
 	int rc = 0;
 
@@ -220,8 +220,8 @@ static void change_volume(struct ap_call *c, bool whole)
 	if (!b)
 		return;
 	old_args = json_string_value(json_object_get(v, "policy"));
-	old_scale = json_string_value(json_object_get(v, "agent_policy"));
-	old_scale = old_scale ? old_scale : "";
+	old_apolicy = json_string_value(json_object_get(v, "agent_policy"));
+	old_apolicy = old_apolicy ? old_apolicy : "";
 	old_size = json_integer_value(json_object_get(v, "size"));
 	patch = json_object_get(b, "policy");
 	jsize = json_object_get(b, "size_bytes");
@@ -242,7 +242,7 @@ static void change_volume(struct ap_call *c, bool whole)
 	}
 	if (!jsize)
 		size = old_size;
-	policy = whole ? json_object() : ap_policy_from_args(old_args, old_scale);
+	policy = whole ? json_object() : ap_policy_from_args(old_args, old_apolicy);
 	if (!policy) {
 		ap_problem(c->resp, AP_P_INTERNAL, "policy: the stored one does not read");
 		goto out;
@@ -259,7 +259,7 @@ static void change_volume(struct ap_call *c, bool whole)
 	/* a grow sets the policy in the same change; a set alone only when it differs */
 	if (size > old_size)
 		rc = ag_volume_grow(c->ctx->store, c->arg, size, args, apolicy, err, sizeof(err));
-	else if (strcmp(in_force, old_args) || strcmp(apolicy, old_scale))
+	else if (strcmp(in_force, old_args) || strcmp(apolicy, old_apolicy))
 		rc = ag_volume_set(c->ctx->store, c->arg, args, apolicy, err, sizeof(err));
 	if (rc)
 		ap_op_failed(c, rc, err);

@@ -5,19 +5,10 @@
 set -u
 counts=$1 out=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
-passed=0 failed=0
-check() {
-	if [ "$2" = 0 ]; then
-		echo "ok packaging/$1"
-		passed=$((passed + 1))
-	else
-		echo "not ok packaging/$1"
-		failed=$((failed + 1))
-	fi
-}
+. "$root/mk/report.sh"
 "$root/packaging/build-deb.sh" "$out" > "$out.log" 2>&1
 rc=$?
-check deb-build-and-lintian $rc
+report packaging/deb-build-and-lintian $rc
 [ $rc = 0 ] || sed 's/^/# /' "$out.log" | tail -n 20
 # the files each package must carry
 missing=""
@@ -40,7 +31,7 @@ for k in ProtectSystem=strict ReadWritePaths=/var/lib/sluice NoNewPrivileges=yes
 	grep -q "^$k" "$unit/lib/systemd/system/sluiced.service" 2> /dev/null || missing="$missing unit:$k"
 done
 rm -rf "$unit"
-[ -z "$missing" ] && check contents 0 || { check contents 1; echo "# missing:$missing"; }
+[ -z "$missing" ] && report packaging/contents 0 || { report packaging/contents 1; echo "# missing:$missing"; }
 # make install, staged, for the kernel the guest runs
 dest=$(mktemp -d)
 if make -s -C "$root" install DESTDIR="$dest" INSTALL_KVER="$("$root/mk/kver.sh")" > "$out.install.log" 2>&1; then
@@ -52,10 +43,10 @@ if make -s -C "$root" install DESTDIR="$dest" INSTALL_KVER="$("$root/mk/kver.sh"
 	done
 	grep -q '^ExecStart=/usr/local/sbin/sluiced daemon' "$dest/etc/systemd/system/sluiced.service" ||
 		missing="$missing ExecStart"
-	[ -z "$missing" ] && check make-install 0 || { check make-install 1; echo "# missing:$missing"; }
+	[ -z "$missing" ] && report packaging/make-install 0 || { report packaging/make-install 1; echo "# missing:$missing"; }
 else
-	check make-install 1
+	report packaging/make-install 1
 	tail -n 10 "$out.install.log" | sed 's/^/# /'
 fi
 rm -rf "$dest"
-echo "$passed $failed 0" > "$counts"
+report_counts "$counts"

@@ -7,18 +7,7 @@ counts=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
 kver=$("$root/mk/kver.sh")
-passed=0 failed=0
-
-report() {
-	if [ "$2" = 0 ]; then
-		echo "ok $1"
-		passed=$((passed + 1))
-	else
-		echo "not ok $1"
-		sed 's/^/# /' "$3" | tail -n 40
-		failed=$((failed + 1))
-	fi
-}
+. "$root/mk/report.sh"
 
 cp_dir=$build/checkpatch
 if [ ! -x "$cp_dir/checkpatch.pl" ]; then
@@ -34,7 +23,7 @@ for f in "$root"/dmtarget/*.c "$root"/dmtarget/*.h; do
 	case $f in *.mod.c) continue ;; esac
 	"$cp_dir/checkpatch.pl" --no-tree --quiet --show-types -f "$f" > "$log" 2>&1
 	rc=$?
-	report "lint/checkpatch/$(basename "$f")" "$rc" "$log"
+	report "lint/checkpatch/$(basename "$f")" "$rc" "$log" 40
 done
 
 make -s -C "/lib/modules/$kver/build" M="$root/dmtarget" C=2 CF="-D__CHECK_ENDIAN__" modules > "$log" 2>&1
@@ -43,6 +32,6 @@ rc=$?
 if [ "$rc" = 0 ] && grep -q "dmtarget/.*: \(warning\|error\)" "$log"; then
 	rc=1
 fi
-report "lint/sparse" "$rc" "$log"
-echo "$passed $failed 0" > "$counts"
+report "lint/sparse" "$rc" "$log" 40
+report_counts "$counts"
 [ "$failed" = 0 ]

@@ -8,20 +8,9 @@ counts=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
 npm_dir=$root/build/npm
 validator=@seriousme/openapi-schema-validator@2.11.0
-passed=0 failed=0
+. "$root/mk/report.sh"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-
-report() {
-	if [ "$2" = 0 ]; then
-		echo "ok $1"
-		passed=$((passed + 1))
-	else
-		echo "not ok $1"
-		sed 's/^/# /' "$log" | tail -n 30
-		failed=$((failed + 1))
-	fi
-}
 
 if [ ! -x "$npm_dir/node_modules/.bin/validate-api" ]; then
 	mkdir -p "$npm_dir"
@@ -29,11 +18,11 @@ if [ ! -x "$npm_dir/node_modules/.bin/validate-api" ]; then
 		{ echo "not ok openapi/install-validator"; sed 's/^/# /' "$log" | tail -n 20; }
 fi
 "$npm_dir/node_modules/.bin/validate-api" "$root/api/openapi.yaml" > "$log" 2>&1
-report openapi/valid-3.1 $?
+report openapi/valid-3.1 $? "$log" 30
 NODE_PATH=$npm_dir/node_modules node "$root/tests/openapi/coverage.js" "$root/api/openapi.yaml" \
 	"$root"/tests/vm/tests/api/* > "$log" 2>&1
 rc=$?
 [ $rc = 0 ] && sed 's/^/# /' "$log" | tail -n 1
-report openapi/every-documented-answer-exercised $rc
-echo "$passed $failed 0" > "$counts"
+report openapi/every-documented-answer-exercised $rc "$log" 30
+report_counts "$counts"
 [ "$failed" = 0 ]

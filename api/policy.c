@@ -41,30 +41,22 @@ static const struct field *field_of(const char *api)
 	return NULL;
 }
 
-/*
- * A scaling field, "<rate>_per_gb" or "<rate>_per_gb_min": the rate's
- * index, with *floor set for the second; -1 for another name.
- */
-static int scaling_of(const char *api, bool *floor)
+/* A scaling field: "<rate>_per_gb" or "<rate>_per_gb_min" of one of the rates. */
+static bool is_scaling(const char *api)
 {
 	for (int i = 0; i < NR_RATES; i++) {
 		size_t n = strlen(fields[i].api);
 
-		if (strncmp(api, fields[i].api, n))
-			continue;
-		if (!strcmp(api + n, "_per_gb") || !strcmp(api + n, "_per_gb_min")) {
-			*floor = api[n + 7] != '\0';
-			return i;
-		}
+		if (!strncmp(api, fields[i].api, n) &&
+		    (!strcmp(api + n, "_per_gb") || !strcmp(api + n, "_per_gb_min")))
+			return true;
 	}
-	return -1;
+	return false;
 }
 
 static bool known_field(const char *api)
 {
-	bool floor;
-
-	return field_of(api) || scaling_of(api, &floor) >= 0 || !strcmp(api, DIRTY_FIELD);
+	return field_of(api) || is_scaling(api) || !strcmp(api, DIRTY_FIELD);
 }
 
 static long long get_field(json_t *p, const char *name)
@@ -98,7 +90,7 @@ static int value_of(const char *name, json_t *v, long long *out, char *err, size
  * The agent_policy words of the *_per_gb fields and dirty_bytes_max; -1
  * with err on a field that conflicts.
  */
-static int scale_words(json_t *policy, char *apolicy, size_t len, char *err, size_t errlen)
+static int agent_words(json_t *policy, char *apolicy, size_t len, char *err, size_t errlen)
 {
 	char name[64];
 	size_t used = 0;
@@ -167,7 +159,7 @@ int ap_policy_to_args(json_t *policy, char *args, size_t len, char *apolicy, siz
 		burst_from = name;
 		burst = v;
 	}
-	if (scale_words(policy, apolicy, slen, err, errlen))
+	if (agent_words(policy, apolicy, slen, err, errlen))
 		return -1;
 	/* in the target's canonical order, which the table prints back */
 	args[0] = '\0';
@@ -196,7 +188,7 @@ int ap_policy_to_args(json_t *policy, char *args, size_t len, char *apolicy, siz
  * Put the *_per_gb fields of agent_policy words in place of the rates they
  * set, and dirty_bytes_max.
  */
-static int add_scaling(json_t *p, const char *apolicy)
+static int add_agent_words(json_t *p, const char *apolicy)
 {
 	const char *w = apolicy;
 
@@ -280,7 +272,7 @@ json_t *ap_policy_from_args(const char *args, const char *apolicy)
 		}
 		w = *end ? end + 1 : end;
 	}
-	if (p && apolicy && add_scaling(p, apolicy))
+	if (p && apolicy && add_agent_words(p, apolicy))
 		goto bad;
 	return p;
 bad:
@@ -296,7 +288,7 @@ json_t *ap_policy_in_force(const char *args, const char *apolicy)
 
 	/* the rates are all in args; of the agent's words only dirty_bytes_max */
 	at = apolicy ? strstr(apolicy, DIRTY_FIELD "=") : NULL;
-	if (p && at && sscanf(at, "%63s", word) == 1 && add_scaling(p, word)) {
+	if (p && at && sscanf(at, "%63s", word) == 1 && add_agent_words(p, word)) {
 		json_decref(p);
 		return NULL;
 	}

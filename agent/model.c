@@ -96,7 +96,7 @@ static int apolicy_word(const char *w, uint64_t *a, uint64_t *b)
 
 int ag_apolicy_check(const char *apolicy, char *why, size_t len)
 {
-	char buf[256], *save = NULL, *w;
+	char buf[AG_APOLICY_MAX], *save = NULL, *w;
 	unsigned int seen = 0;
 	uint64_t a, b;
 	int i;
@@ -115,7 +115,7 @@ int ag_apolicy_check(const char *apolicy, char *why, size_t len)
 
 uint64_t ag_apolicy_dirty_max(const char *apolicy)
 {
-	char buf[256], *save = NULL, *w;
+	char buf[AG_APOLICY_MAX], *save = NULL, *w;
 	uint64_t a, b;
 
 	snprintf(buf, sizeof(buf), "%s", apolicy);
@@ -128,7 +128,7 @@ uint64_t ag_apolicy_dirty_max(const char *apolicy)
 int ag_policy_scaled(const char *policy, const char *apolicy, uint64_t size, char *out,
 		     size_t len, char *why, size_t wlen)
 {
-	char words[1024], extra[NR_SCALED + 1][48], sbuf[256], *argv[64];
+	char words[AG_POLICY_MAX], extra[NR_SCALED + 1][48], sbuf[AG_APOLICY_MAX], *argv[64];
 	char *save = NULL, *w;
 	unsigned int n = 0, k = 0, scaled = 0;
 	struct sl_config cfg;

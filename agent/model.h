@@ -40,6 +40,7 @@
 
 #define AG_ID_MAX 48
 #define AG_POLICY_MAX 1024	/* the longest policy string, NUL included */
+#define AG_APOLICY_MAX 256	/* the longest agent_policy string, NUL included */
 
 struct ag_pool {
 	char name[AG_ID_MAX + 1];
@@ -55,7 +56,7 @@ struct ag_volume {
 	struct ag_run *runs;
 	size_t nr_runs;
 	char policy[AG_POLICY_MAX];
-	char apolicy[256];	/* "agent_policy" */
+	char apolicy[AG_APOLICY_MAX];	/* "agent_policy" */
 	bool deleting;
 };
 

@@ -13,7 +13,7 @@
 #include "policy.h"
 
 #define POLICY_MAX AG_POLICY_MAX
-#define APOLICY_MAX 256
+#define APOLICY_MAX AG_APOLICY_MAX
 
 static json_t *volume_items(struct ap_call *c, const char *tenant)
 {

@@ -31,6 +31,11 @@ for k in ProtectSystem=strict ReadWritePaths=/var/lib/sluice NoNewPrivileges=yes
 	grep -q "^$k" "$unit/lib/systemd/system/sluiced.service" 2> /dev/null || missing="$missing unit:$k"
 done
 rm -rf "$unit"
+# no file in both packages: dpkg refuses to install such a pair together
+both=$(for d in "$out"/sluiced_*_amd64.deb "$out"/sluice-dkms_*_all.deb; do
+	dpkg-deb -c "$d" 2> /dev/null | awk '$1 !~ /^d/ { print $6 }'
+done | sort | uniq -d | tr '\n' ' ')
+[ -z "$both" ] || missing="$missing in-both:$both"
 [ -z "$missing" ] && report packaging/contents 0 || { report packaging/contents 1; echo "# missing:$missing"; }
 # make install, staged, for the kernel the guest runs
 dest=$(mktemp -d)

@@ -10,7 +10,7 @@ VM_OUT := $(ROOT)/tests/vm/out
 T ?= all
 B ?= all
 
-.PHONY: all deps modules agent test test-unit unit-build test-lint test-vm run bench fuzz clean deb install
+.PHONY: all deps modules agent test test-unit unit-build test-lint test-vm test-image image run dev-shell bench fuzz clean deb install
 
 all: deps modules agent unit-build
 
@@ -26,6 +26,19 @@ modules: deps
 # The Debian packages (packaging/debian): build/deb/*.deb, checked by lintian.
 deb: deps
 	@$(ROOT)/packaging/build-deb.sh $(BUILD)/deb
+
+# The appliance (packaging/image): a bootable qcow2 from Debian's packages
+# and the two of `make deb`.
+IMAGE := $(BUILD)/image/sluice.qcow2
+image: deb
+	@$(ROOT)/packaging/image/build.sh $(BUILD)/deb $(IMAGE)
+
+# The image built and booted: a tenant and a volume through the API, data
+# through the volume, a reboot, all of it intact (tests/image/smoke.sh).
+test-image: deb
+	@rm -f $(BUILD)/image.counts
+	@$(ROOT)/mk/image-check.sh $(BUILD)/image.counts $(BUILD)/deb $(IMAGE)
+	@$(ROOT)/mk/summary.sh $(BUILD)/image.counts
 
 # An ordinary host that can load modules (as root): the modules built for
 # the running kernel (or INSTALL_KVER) into /lib/modules/<kver>/extra, the
@@ -52,14 +65,15 @@ install: agent
 # Each suite writes its counts file; a suite that cannot run leaves none and
 # the summary counts it as a failure. The summary's exit status is make's.
 test: deps
-	@mkdir -p $(BUILD); rm -f $(BUILD)/unit.counts $(BUILD)/lint.counts $(BUILD)/openapi.counts $(BUILD)/promtool.counts $(BUILD)/deb.counts $(VM_OUT)/vm.counts
+	@mkdir -p $(BUILD); rm -f $(BUILD)/unit.counts $(BUILD)/image.counts $(BUILD)/lint.counts $(BUILD)/openapi.counts $(BUILD)/promtool.counts $(BUILD)/deb.counts $(VM_OUT)/vm.counts
 	@$(MAKE) --no-print-directory test-unit || true
 	@$(MAKE) --no-print-directory test-lint || true
 	@$(ROOT)/mk/openapi.sh $(BUILD)/openapi.counts || true
 	@$(ROOT)/mk/deb-check.sh $(BUILD)/deb.counts $(BUILD)/deb || true
+	@$(ROOT)/mk/image-check.sh $(BUILD)/image.counts $(BUILD)/deb $(IMAGE) || true
 	@$(MAKE) --no-print-directory test-vm || true
 	@$(ROOT)/mk/promtool.sh $(BUILD)/promtool.counts $(VM_OUT) || true
-	@$(ROOT)/mk/summary.sh $(BUILD)/unit.counts $(BUILD)/lint.counts $(BUILD)/openapi.counts $(BUILD)/deb.counts $(BUILD)/promtool.counts $(VM_OUT)/vm.counts
+	@$(ROOT)/mk/summary.sh $(BUILD)/unit.counts $(BUILD)/lint.counts $(BUILD)/openapi.counts $(BUILD)/deb.counts $(BUILD)/image.counts $(BUILD)/promtool.counts $(VM_OUT)/vm.counts
 
 test-lint: deps
 	@mkdir -p $(BUILD)
@@ -71,9 +85,16 @@ J ?= 2
 test-vm: modules agent
 	@$(ROOT)/tests/vm/run-shards.sh -j $(J) -t $(T) -o $(VM_OUT)
 
-# Until the appliance image exists: the development guest with the modules
-# loaded and a shell on the console.
-run: modules agent
+# The appliance, built if it is missing, with an 8 GiB blank data disk and
+# the API on 127.0.0.1:8080 (packaging/image/run.sh); its disks persist in
+# build/run until removed.
+run: deps
+	@[ -s $(IMAGE) ] || $(MAKE) --no-print-directory image
+	@$(ROOT)/packaging/image/run.sh $(IMAGE) $(BUILD)/run
+
+# The development guest (the test initramfs) with the modules loaded and a
+# shell on the console.
+dev-shell: modules agent
 	@$(ROOT)/tests/vm/run.sh -m shell -o $(VM_OUT)
 
 # B=<scenario>[,...] runs some (see ../shared/BENCH.md); results in bench/out/.

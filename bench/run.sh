@@ -18,7 +18,10 @@ for f in "$here"/scenarios/*; do
 	n=$(basename "$f")
 	case ",$sel," in *",$n,"* | ",all,") names="$names $n" ;; esac
 done
-[ -n "$names" ] || { echo "bench: no scenario matches '$sel'" >&2; exit 1; }
+# image runs on the host (bench/image.sh), on the appliance image
+image=""
+case ",$sel," in *",image,"* | ",all,") image=yes ;; esac
+[ -n "$names$image" ] || { echo "bench: no scenario matches '$sel'" >&2; exit 1; }
 
 # the distinct qemu argument lists, "" first
 groups=$(for n in $names; do sed -n 's/^# qemu: *//p' "$here/scenarios/$n" | head -n 1; echo; done |
@@ -37,6 +40,12 @@ printf '%s\n' "$groups" | while IFS= read -r extra; do
 		echo failed > "$out/failed"
 	}
 done
+if [ -n "$image" ]; then
+	echo "# bench on the host: image"
+	img=$root/build/image/sluice.qcow2
+	{ [ -s "$img" ] || make -s -C "$root" image; } &&
+		"$here/image.sh" "$img" "$out/image" | tee -a "$log" || echo failed > "$out/failed"
+fi
 if [ -e "$out/failed" ]; then
 	rm -f "$out/failed"
 	rc=1

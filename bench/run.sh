@@ -35,16 +35,17 @@ printf '%s\n' "$groups" | while IFS= read -r extra; do
 	done
 	[ -n "$list" ] || continue
 	echo "# bench boot: $list${extra:+ (qemu $extra)}"
-	"$root/tests/vm/run.sh" -m bench -t "$list" -T 3000 -o "$out/vm" -Q "$extra" | tee -a "$log" || {
+	# (the status of the run itself, not of tee)
+	{ "$root/tests/vm/run.sh" -m bench -t "$list" -T 3000 -o "$out/vm" -Q "$extra" || {
 		echo "bench: a scenario failed; guest output in $out/vm/results.log" >&2
 		echo failed > "$out/failed"
-	}
+	}; } | tee -a "$log"
 done
 if [ -n "$image" ]; then
 	echo "# bench on the host: image"
 	img=$root/build/image/sluice.qcow2
-	{ [ -s "$img" ] || make -s -C "$root" image; } &&
-		"$here/image.sh" "$img" "$out/image" | tee -a "$log" || echo failed > "$out/failed"
+	{ { [ -s "$img" ] || make -s -C "$root" image; } &&
+		"$here/image.sh" "$img" "$out/image" || echo failed > "$out/failed"; } | tee -a "$log"
 fi
 if [ -e "$out/failed" ]; then
 	rm -f "$out/failed"

@@ -39,6 +39,8 @@ weighted=$(for t in $list; do
 	d=$(awk -v t="$t" '$2 == t { d = $1 } END { print d }' "$durations")
 	echo "${d:-10} $t"
 done | sort -rn)
+# (a run with more guests left more shards: their logs are not this run's)
+rm -rf "$out"/shard[0-9]*
 i=0
 while [ $i -lt "$jobs" ]; do
 	eval "load$i=0 tests$i="

@@ -20,6 +20,7 @@
 #include "auth.h"
 
 #define AP_BODY_MAX (64 * 1024)	/* larger bodies get 413 */
+#define AP_BODY_DROP_MAX (1024 * 1024)	/* read and dropped before the 413 */
 
 /* The state as last read, kept while the file is the same one (every save renames a new file in). */
 struct ap_state_cache {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -24,7 +25,9 @@
 struct upload {
 	char *body;
 	size_t len;
+	size_t dropped;		/* bytes of a too large body read and dropped */
 	bool too_large;
+	bool answered;		/* the 413 is queued */
 };
 
 static const char *header(struct MHD_Connection *c, const char *name)
@@ -59,12 +62,31 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct ap_resp
 	return rc;
 }
 
-static enum MHD_Result too_large(struct MHD_Connection *conn)
+static enum MHD_Result too_large(struct MHD_Connection *conn, struct upload *u)
 {
 	struct ap_response r = { 0 };
 
+	u->answered = true;
+	free(u->body);
+	u->body = NULL;
+	u->len = 0;
 	ap_problem(&r, AP_P_TOO_LARGE, "at most %d bytes", AP_BODY_MAX);
 	return send_response(conn, &r);
+}
+
+/*
+ * A too large body is refused at once when the client has sent none of it
+ * (it waits for "100 Continue") or declares more than is worth reading;
+ * otherwise it is read and dropped and the 413 sent after it. Answering
+ * while the body is still arriving makes the server close with unread data,
+ * the kernel then resets the connection, and the client may lose the 413
+ * before it reads it.
+ */
+static bool refuse_at_once(struct MHD_Connection *conn, unsigned long long declared)
+{
+	const char *expect = header(conn, MHD_HTTP_HEADER_EXPECT);
+
+	return declared > AP_BODY_DROP_MAX || (expect && !strcasecmp(expect, "100-continue"));
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -76,6 +98,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct ap_request req;
 	struct ap_response resp;
 	const char *cl;
+	char *nb;
 
 	(void)version;
 	if (!u) {
@@ -84,33 +107,42 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		*con_cls = u;
 		cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
-		/* refuse a declared large body before reading any of it */
+		/* a declared large body is never kept */
 		if (cl && strtoull(cl, NULL, 10) > AP_BODY_MAX) {
 			u->too_large = true;
-			return too_large(conn);
+			if (refuse_at_once(conn, strtoull(cl, NULL, 10)))
+				return too_large(conn, u);
 		}
 		return MHD_YES;
 	}
 	if (*data_size) {
-		if (!u->too_large && u->len + *data_size <= AP_BODY_MAX) {
-			char *nb = realloc(u->body, u->len + *data_size + 1);
-
-			if (!nb)
-				return MHD_NO;
-			u->body = nb;
-			memcpy(u->body + u->len, data, *data_size);
-			u->len += *data_size;
-			u->body[u->len] = '\0';
-		} else if (!u->too_large) {
-			u->too_large = true;
+		if (u->answered) {
 			*data_size = 0;
-			return too_large(conn);
+			return MHD_YES;
 		}
+		if (u->too_large || u->len + *data_size > AP_BODY_MAX) {
+			u->too_large = true;
+			u->dropped += *data_size;
+			free(u->body);
+			u->body = NULL;
+			u->len = 0;
+			*data_size = 0;
+			return u->dropped > AP_BODY_DROP_MAX ? too_large(conn, u) : MHD_YES;
+		}
+		nb = realloc(u->body, u->len + *data_size + 1);
+		if (!nb)
+			return MHD_NO;
+		u->body = nb;
+		memcpy(u->body + u->len, data, *data_size);
+		u->len += *data_size;
+		u->body[u->len] = '\0';
 		*data_size = 0;
 		return MHD_YES;
 	}
-	if (u->too_large)
+	if (u->answered)
 		return MHD_YES;
+	if (u->too_large)
+		return too_large(conn, u);
 	req = (struct ap_request){
 		.method = method, .path = url,
 		.authorization = header(conn, MHD_HTTP_HEADER_AUTHORIZATION),

@@ -30,7 +30,7 @@ base=${SLUICE_BASE_CPIO:-$out/base-$kver.cpio}
 cat "$base" "$out/overlay.cpio" > "$out/initrd.cpio"
 
 append="console=ttyS0 log_buf_len=8M panic=-1 sluice.mode=$mode sluice.tests=$tests${kargs:+ $kargs}"
-set -- qemu-system-x86_64 -accel tcg -machine q35 -cpu max,erms=off,fsrm=off -smp 2 -m "$mem" \
+set -- qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 2 -m "$mem" \
 	-kernel "/boot/vmlinuz-$kver" -initrd "$out/initrd.cpio" -no-reboot
 # shellcheck disable=SC2086
 [ -z "$qemu_extra" ] || set -- "$@" $qemu_extra

@@ -62,14 +62,20 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct ap_resp
 	return rc;
 }
 
+/* a too large body is never kept: what was read of it goes */
+static void drop_body(struct upload *u)
+{
+	free(u->body);
+	u->body = NULL;
+	u->len = 0;
+}
+
 static enum MHD_Result too_large(struct MHD_Connection *conn, struct upload *u)
 {
 	struct ap_response r = { 0 };
 
 	u->answered = true;
-	free(u->body);
-	u->body = NULL;
-	u->len = 0;
+	drop_body(u);
 	ap_problem(&r, AP_P_TOO_LARGE, "at most %d bytes", AP_BODY_MAX);
 	return send_response(conn, &r);
 }
@@ -97,6 +103,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct upload *u = *con_cls;
 	struct ap_request req;
 	struct ap_response resp;
+	unsigned long long declared;
 	const char *cl;
 	char *nb;
 
@@ -107,10 +114,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		*con_cls = u;
 		cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
-		/* a declared large body is never kept */
-		if (cl && strtoull(cl, NULL, 10) > AP_BODY_MAX) {
+		declared = cl ? strtoull(cl, NULL, 10) : 0;
+		if (declared > AP_BODY_MAX) {
 			u->too_large = true;
-			if (refuse_at_once(conn, strtoull(cl, NULL, 10)))
+			if (refuse_at_once(conn, declared))
 				return too_large(conn, u);
 		}
 		return MHD_YES;
@@ -123,9 +130,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (u->too_large || u->len + *data_size > AP_BODY_MAX) {
 			u->too_large = true;
 			u->dropped += *data_size;
-			free(u->body);
-			u->body = NULL;
-			u->len = 0;
+			drop_body(u);
 			*data_size = 0;
 			return u->dropped > AP_BODY_DROP_MAX ? too_large(conn, u) : MHD_YES;
 		}

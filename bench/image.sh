@@ -6,17 +6,15 @@
 set -eu
 image=$1 work=$2
 port=${BENCH_IMAGE_PORT:-18444}
+. "$(dirname "$0")/../tests/image/lib.sh"
 rm -rf "$work"
 mkdir -p "$work"
-qemu-img create -q -f qcow2 -b "$(cd "$(dirname "$image")" && pwd)/${image##*/}" -F qcow2 "$work/root.qcow2"
+appliance_overlay "$image" "$work/root.qcow2"
 # seconds from qemu's start until GET /v1/health answers, or fail after 600
 boot_to_api() {
 	t0=$(date +%s.%N)
-	qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 2 -m 1024 -display none \
-		-serial "file:$work/console-$1.log" -monitor none \
-		-drive "file=$work/root.qcow2,if=virtio,format=qcow2" \
-		-nic "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:$port-:8080" &
-	q=$!
+	appliance_boot "$work/root.qcow2" "$work/console-$1.log" "$port"
+	q=$qpid
 	i=0
 	until curl -skf -m 2 "https://127.0.0.1:$port/v1/health" > /dev/null 2>&1; do
 		i=$((i + 1))

@@ -9,6 +9,7 @@ set -u
 image=$1 out=$2 counts=$3
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/mk/report.sh"
+. "$root/tests/image/lib.sh"
 port=${SMOKE_PORT:-18443}
 boot_timeout=${SMOKE_BOOT_TIMEOUT:-420}
 rm -rf "$out"
@@ -19,36 +20,19 @@ finish() {
 	report_counts "$counts"
 	exit 0
 }
-# boot <console log> [qemu args]: the appliance in the background
+# boot <console log>: the appliance on the copy, in the background
 boot() {
 	con=$1
-	shift
-	qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 2 -m 1024 -display none \
-		-serial "file:$con" -monitor none \
-		-drive "file=$out/root.qcow2,if=virtio,format=qcow2" \
-		-nic "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:$port-:8080" \
-		"$@" 2>> "$out/qemu.err" &
-	qpid=$!
-}
-# wait_for <regex> <seconds>: the console shows a line matching it
-wait_for() {
-	i=0
-	while ! grep -aEq "$1" "$con" 2> /dev/null; do
-		kill -0 "$qpid" 2> /dev/null || return 1
-		i=$((i + 1))
-		[ $i -le "$2" ] || return 1
-		sleep 0.5
-	done
+	appliance_boot "$out/root.qcow2" "$con" "$port" 2>> "$out/qemu.err"
 }
 
 st=0 why=""
 if [ ! -s "$image" ]; then
 	st=1 why="no image at $image"
 else
-	qemu-img create -q -f qcow2 -b "$(cd "$(dirname "$image")" && pwd)/${image##*/}" \
-		-F qcow2 "$out/root.qcow2"
+	appliance_overlay "$image" "$out/root.qcow2"
 	boot "$out/console-1.log"
-	wait_for 'sluice: admin token [0-9a-f]{64}' $((boot_timeout * 2)) ||
+	wait_for 'sluice: admin token [0-9a-f]{64}' "$boot_timeout" ||
 		st=1 why="first boot: no admin token on the console"
 	kill -9 "$qpid" 2> /dev/null
 	wait "$qpid" 2> /dev/null
@@ -56,7 +40,7 @@ else
 fi
 if [ $st = 0 ]; then
 	boot "$out/console-2.log"
-	wait_for 'sluice: (API ready|the API did not answer)|Failed to start' $((boot_timeout * 2)) ||
+	wait_for 'sluice: (API ready|the API did not answer)|Failed to start' "$boot_timeout" ||
 		st=1 why="second boot: nothing from the API on the console"
 fi
 if [ $st = 0 ]; then

@@ -11,6 +11,7 @@ set -u
 image=$1 out=$2 counts=$3
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/mk/report.sh"
+. "$root/tests/image/lib.sh"
 port=${SMOKE_PORT:-18443}
 boot_timeout=${SMOKE_BOOT_TIMEOUT:-420}
 rm -rf "$out"
@@ -28,22 +29,12 @@ finish() {
 	report_counts "$counts"
 	exit 0
 }
-# wait_for <regex> <seconds>: the console shows a line matching it
-wait_for() {
-	i=0
-	while ! grep -aEq "$1" "$con" 2> /dev/null; do
-		kill -0 "$qpid" 2> /dev/null || return 1
-		i=$((i + 1))
-		[ $i -le "$2" ] || return 1
-		sleep 1
-	done
-}
 
 if [ ! -s "$image" ]; then
 	check image/first-boot 1 "no image at $image"
 	finish
 fi
-qemu-img create -q -f qcow2 -b "$(cd "$(dirname "$image")" && pwd)/${image##*/}" -F qcow2 "$out/root.qcow2"
+appliance_overlay "$image" "$out/root.qcow2"
 qemu-img create -q -f qcow2 "$out/data.qcow2" 8G
 seed=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 pattern() { yes "sluice smoke $seed" | head -c 8388608; }
@@ -77,13 +68,9 @@ fi
 GUEST
 
 t0=$(date +%s)
-qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 2 -m 1024 -display none \
-	-serial "file:$con" -monitor none \
-	-drive "file=$out/root.qcow2,if=virtio,format=qcow2" \
+appliance_boot "$out/root.qcow2" "$con" "$port" \
 	-drive "file=$out/data.qcow2,if=virtio,format=qcow2" \
-	-nic "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:$port-:8080" \
-	-fw_cfg "name=opt/org.sluice/provision,file=$out/provision.sh" 2> "$out/qemu.err" &
-qpid=$!
+	-fw_cfg "name=opt/org.sluice/provision,file=$out/provision.sh" 2> "$out/qemu.err"
 trap 'finish' INT TERM
 
 # -- first boot: the API, the token, the certificate, the blank disk offered

@@ -1,0 +1,33 @@
+# shellcheck shell=sh
+# The appliance under QEMU, for its tests (tests/image/*.sh) and
+# bench/image.sh: sourced.
+
+# appliance_overlay <image.qcow2> <copy.qcow2>: a copy-on-write copy of it
+appliance_overlay() {
+	qemu-img create -q -f qcow2 -b "$(cd "$(dirname "$1")" && pwd)/${1##*/}" -F qcow2 "$2"
+}
+
+# appliance_boot <root.qcow2> <console log> <host port> [qemu args...]: the
+# appliance under TCG in the background, its API forwarded to
+# 127.0.0.1:<host port>; its pid in $qpid
+appliance_boot() {
+	disk=$1 log=$2 hport=$3
+	shift 3
+	qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 2 -m 1024 -display none \
+		-serial "file:$log" -monitor none \
+		-drive "file=$disk,if=virtio,format=qcow2" \
+		-nic "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:$hport-:8080" "$@" &
+	qpid=$!
+}
+
+# wait_for <regex> <seconds>: the console log $con shows a line matching it
+# while the appliance $qpid runs (looked at every half second)
+wait_for() {
+	i=0
+	while ! grep -aEq "$1" "$con" 2> /dev/null; do
+		kill -0 "$qpid" 2> /dev/null || return 1
+		i=$((i + 1))
+		[ $i -le $(($2 * 2)) ] || return 1
+		sleep 0.5
+	done
+}

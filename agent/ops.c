@@ -444,10 +444,18 @@ int ag_tenant_delete(struct ag_store *s, const char *id, char *err, size_t errle
 	return rc;
 }
 
-/* Zero a volume's extents on its pool's disk, so the next owner reads zeros. */
+/*
+ * Zero a volume's extents on its pool's disk, so the next owner reads zeros.
+ * A disk that can zero without being written to (write zeroes with unmap:
+ * NVMe deallocate, SCSI WRITE SAME with unmap, thin or file-backed disks)
+ * does it by a punched hole, which also hands thin storage back; the kernel
+ * refuses that (EOPNOTSUPP) rather than fall back to writing, and then
+ * BLKZEROOUT writes the zeros.
+ */
 static int wipe(const struct ag_pool *p, const struct ag_volume *v, char *err, size_t errlen)
 {
 	int fd = open(p->device, O_RDWR | O_CLOEXEC);
+	bool can_punch = true;
 	size_t i;
 
 	if (fd < 0)
@@ -456,6 +464,15 @@ static int wipe(const struct ag_pool *p, const struct ag_volume *v, char *err, s
 		uint64_t r[2] = { v->runs[i].start * AG_EXTENT_BYTES,
 				  v->runs[i].count * AG_EXTENT_BYTES };
 
+		if (can_punch &&
+		    !fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)r[0], (off_t)r[1]))
+			continue;
+		if (can_punch && errno != EOPNOTSUPP) {
+			close(fd);
+			return failf(err, errlen, "%s: unmapping extents of %s: %s", p->device, v->id,
+				     strerror(errno));
+		}
+		can_punch = false;
 		if (ioctl(fd, BLKZEROOUT, r)) {
 			close(fd);
 			return failf(err, errlen, "%s: zeroing extents of %s: %s", p->device, v->id,

@@ -10,7 +10,7 @@ VM_OUT := $(ROOT)/tests/vm/out
 T ?= all
 B ?= all
 
-.PHONY: all deps modules agent test test-unit unit-build test-lint test-vm test-image image run dev-shell bench fuzz clean deb install
+.PHONY: FORCE all deps modules agent test test-unit unit-build test-lint test-vm test-image image run dev-shell bench fuzz clean deb install
 
 all: deps modules agent unit-build
 
@@ -20,8 +20,22 @@ include agent/agent.mk
 deps:
 	@$(ROOT)/mk/deps.sh
 
-modules: deps
+# Kbuild takes seconds even when nothing changed, so it runs only when a
+# source changed or the kernel the modules are for did (build/modules.kver).
+KO := $(ROOT)/dmtarget/dm-sluice.ko $(ROOT)/dmtarget/dm-sluice-weight.ko
+KO_SRC := $(filter-out %.mod.c,$(wildcard $(ROOT)/dmtarget/*.[ch])) $(ROOT)/dmtarget/Kbuild
+KVER_STAMP := $(BUILD)/modules.kver
+
+modules: $(KO)
+
+$(KVER_STAMP): FORCE | deps
+	@mkdir -p $(@D); [ "$$(cat $@ 2> /dev/null)" = "$(KVER)" ] || echo "$(KVER)" > $@
+
+$(KO) &: $(KO_SRC) $(KVER_STAMP) | deps
 	@$(MAKE) --no-print-directory -s -C $(KDIR) M=$(ROOT)/dmtarget modules
+	@touch $(KO)
+
+FORCE:
 
 # The Debian packages (packaging/debian): build/deb/*.deb, checked by lintian.
 deb: deps

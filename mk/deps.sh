@@ -9,10 +9,13 @@ libjansson-dev libblkid-dev libmicrohttpd-dev liburing-dev libgnutls28-dev libcu
 # npm (with node) installs the OpenAPI validator; a machine may have its own
 command -v npm > /dev/null 2>&1 || pkgs="$pkgs npm"
 
+# one dpkg-query for all: a package it does not list is not installed
+# shellcheck disable=SC2086
+installed=" $(dpkg-query -W -f='${db:Status-Status} ${Package}\n' $pkgs 2> /dev/null |
+	awk '$1 == "installed" { printf "%s ", $2 }')"
 missing=""
 for p in $pkgs; do
-	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-	[ "$st" = installed ] || missing="$missing $p"
+	case $installed in *" $p "*) ;; *) missing="$missing $p" ;; esac
 done
 [ -z "$missing" ] && exit 0
 

@@ -9,9 +9,20 @@
 #        mkinitramfs.sh base-if-stale <kver> <out.cpio>  (missing or older than
 #                                                       the scripts building it)
 #        mkinitramfs.sh overlay <kver> <out.cpio> <repo-root>
+#        mkinitramfs.sh initrd <kver> <out.cpio> <repo-root> <base.cpio>
+#                                  (the base if stale, a fresh overlay, the two
+#                                  concatenated: what the guest boots)
 set -eu
 
 mode=$1 kver=$2 out=$3
+if [ "$mode" = initrd ]; then
+	"$0" base-if-stale "$kver" "$5"
+	"$0" overlay "$kver" "$out.overlay" "$4"
+	cat "$5" "$out.overlay" > "$out.tmp"
+	rm -f "$out.overlay"
+	mv "$out.tmp" "$out"
+	exit 0
+fi
 if [ "$mode" = base-if-stale ]; then
 	here=$(dirname "$0")
 	if [ -s "$out" ] && ! [ "$here/mkinitramfs.sh" -nt "$out" ] &&

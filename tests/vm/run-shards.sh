@@ -65,10 +65,10 @@ echo "$weighted" | {
 	done
 }
 
-# the base layer is built once, for all guests
+# the initramfs is built once, for all guests
 kver=$("$here/../../mk/kver.sh")
-export SLUICE_BASE_CPIO="$out/base-$kver.cpio"
-"$here/mkinitramfs.sh" base-if-stale "$kver" "$SLUICE_BASE_CPIO"
+export SLUICE_INITRD="$out/initrd.cpio"
+"$here/mkinitramfs.sh" initrd "$kver" "$SLUICE_INITRD" "$here/../.." "$out/base-$kver.cpio"
 
 # one CPU a guest when guests run side by side, else two
 smp=1
@@ -88,7 +88,7 @@ done
 r=$(for t in $list; do case $t in reboot/*) echo "$t" ;; esac; done | paste -sd, -)
 rm -rf "$out/reboot" "$out/reboot.out"
 if [ -n "$r" ]; then
-	"$here/reboot.sh" -t "$r" -o "$out/reboot" -T "$timeout" -Q "-smp 1" > "$out/reboot.out" 2>&1 &
+	nice -n 19 "$here/reboot.sh" -t "$r" -o "$out/reboot" -T "$timeout" -Q "-smp 1" > "$out/reboot.out" 2>&1 &
 	pids="$pids $!"
 fi
 for p in $pids; do

@@ -24,14 +24,17 @@ done
 kver=$("$root/mk/kver.sh")
 mkdir -p "$out"
 
-base=${SLUICE_BASE_CPIO:-$out/base-$kver.cpio}
-"$here/mkinitramfs.sh" base-if-stale "$kver" "$base"
-"$here/mkinitramfs.sh" overlay "$kver" "$out/overlay.cpio" "$root"
-cat "$base" "$out/overlay.cpio" > "$out/initrd.cpio"
+# SLUICE_INITRD: an initramfs already built for this run (run-shards.sh
+# builds one for all its guests)
+initrd=${SLUICE_INITRD:-}
+if [ -z "$initrd" ]; then
+	initrd=$out/initrd.cpio
+	"$here/mkinitramfs.sh" initrd "$kver" "$initrd" "$root" "$out/base-$kver.cpio"
+fi
 
 append="console=ttyS0 log_buf_len=8M panic=-1 sluice.mode=$mode sluice.tests=$tests${kargs:+ $kargs}"
 set -- qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 2 -m "$mem" \
-	-kernel "/boot/vmlinuz-$kver" -initrd "$out/initrd.cpio" -no-reboot
+	-kernel "/boot/vmlinuz-$kver" -initrd "$initrd" -no-reboot
 # shellcheck disable=SC2086
 [ -z "$qemu_extra" ] || set -- "$@" $qemu_extra
 

@@ -32,8 +32,16 @@ if [ -z "$initrd" ]; then
 	"$here/mkinitramfs.sh" initrd "$kver" "$initrd" "$root" "$out/base-$kver.cpio"
 fi
 
-append="console=ttyS0 log_buf_len=8M panic=-1 sluice.mode=$mode sluice.tests=$tests${kargs:+ $kargs}"
-set -- qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 2 -m "$mem" \
+# init_on_alloc=0: the kernel does not zero every page and slab object it
+# hands out (Debian turns that on). Under TCG the zeroing is a large part of
+# a test's time (the first reservation of 900 MB of huge pages: 2-3 s with it,
+# 0.01 s without), and without it a read of memory the project's code did
+# not initialize sees garbage, not zeros, which tests are likelier to catch.
+append="console=ttyS0 log_buf_len=8M panic=-1 init_on_alloc=0 sluice.mode=$mode sluice.tests=$tests${kargs:+ $kargs}"
+# The CPU without ERMS and FSRM: TCG runs "rep movsb" a byte at a time, and
+# with them the kernel copies and clears pages that way (256 MiB into tmpfs:
+# 2.0 s with them, 1.0 s without; the guest tests 20% faster in all).
+set -- qemu-system-x86_64 -accel tcg -machine q35 -cpu max,-erms,-fsrm -smp 2 -m "$mem" \
 	-kernel "/boot/vmlinuz-$kver" -initrd "$initrd" -no-reboot
 # shellcheck disable=SC2086
 [ -z "$qemu_extra" ] || set -- "$@" $qemu_extra

@@ -94,8 +94,9 @@ test-lint: deps
 	@$(ROOT)/mk/lint.sh $(BUILD)/lint.counts
 
 # T=<name or group>[,...] runs a subset, e.g. T=target/003 or T=target;
-# J guests at once, one CPU each (J=1: one guest with two CPUs).
-J ?= 2
+# J guests at once, one CPU each (J=1: one guest with two CPUs); with three or
+# more the last one takes only tests that measure no time (run-shards.sh).
+J ?= 3
 test-vm: modules agent
 	@$(ROOT)/tests/vm/run-shards.sh -j $(J) -t $(T) -o $(VM_OUT)
 

@@ -44,7 +44,7 @@ fi
 # not initialize sees garbage, not zeros, which tests are likelier to catch.
 # no_timer_check: the kernel does not time the IO-APIC timer at boot; with
 # the host's CPUs busy, the guest missed the ticks it counts and panicked
-# ("IO-APIC + timer doesn't work"), five boots in six beside two CPU hogs.
+# ("IO-APIC + timer doesn't work"), five boots in six beside four CPU hogs.
 append="console=ttyS0 log_buf_len=8M panic=-1 norandmaps init_on_alloc=0 no_timer_check"
 append="$append sluice.mode=$mode sluice.tests=$tests${kargs:+ $kargs}"
 # The CPU without ERMS and FSRM: TCG runs "rep movsb" a byte at a time, and

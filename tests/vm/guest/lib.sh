@@ -90,6 +90,15 @@ status_field() {
 	dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
+# status_snap <file>: the time since boot on the first line, then every
+# sluice device's status, from one dmsetup call: two snapshots bound a
+# window of the target's counters
+status_snap() {
+	read -r up _ < /proc/uptime
+	echo "$up" > "$1"
+	dmsetup status --target sluice >> "$1"
+}
+
 # uptime_s: seconds since boot, 10 ms resolution.
 uptime_s() {
 	cut -d' ' -f1 /proc/uptime

@@ -146,6 +146,7 @@ void sl_sched_client_init(struct sl_sched_client *c, u32 weight,
 			  u64 reserve_iops, u64 reserve_bps)
 {
 	*c = (struct sl_sched_client){ 0 };
+	c->fresh = true;
 	c->wnode.idx = U32_MAX;
 	c->rnode.idx = U32_MAX;
 	sl_client_params(c, weight, reserve_iops, reserve_bps);
@@ -206,12 +207,34 @@ u64 sl_sched_cost(const struct sl_sched *s, u64 bytes)
 	return bytes < SL_COST_MAX ? bytes : SL_COST_MAX;
 }
 
+/*
+ * Where a volume that becomes backlogged starts in virtual time. A new
+ * volume starts at vtime. A returning one left with its finish tag at most
+ * one of its own steps (its largest bio's cost by weight) ahead of vtime,
+ * and vtime only grows: a finish tag in [vtime, vtime + step] is kept (the
+ * volume used its share up to there), any other means it idled while vtime
+ * moved on, and it starts at vtime. Comparing the distance as unsigned keeps
+ * this true whatever vtime has wrapped to and however long the volume idled;
+ * the signed max() it replaces put a new volume's finish tag of 0 after
+ * every other key once vtime passed 2^63, and it was never picked again.
+ */
+static u64 sl_start_tag(const struct sl_sched *s, struct sl_sched_client *c)
+{
+	u64 step = ((u64)SL_COST_MAX << SL_VT_SHIFT) / c->weight;
+
+	if (c->fresh) {
+		c->fresh = false;
+		return s->vtime;
+	}
+	return c->finish - s->vtime <= step ? c->finish : s->vtime;
+}
+
 void sl_sched_activate(struct sl_sched *s, struct sl_sched_client *c, u64 now)
 {
 	if (c->backlogged)
 		return;
 	c->backlogged = true;
-	c->wnode.key = sl_max(s->vtime, c->finish);
+	c->wnode.key = sl_start_tag(s, c);
 	sl_heap_push(&s->w, &c->wnode);
 	if (!sl_reserved(c))
 		return;

@@ -14,7 +14,9 @@
  *
  * - a start tag in virtual time (start-time fair queueing, as CFQ's group
  *   vdisktime): a volume that becomes backlogged starts at max(vtime, its
- *   last finish tag), so it brings back no credit from idling; each bio sent
+ *   last finish tag), so it brings back no credit from idling (a new volume
+ *   at vtime; the comparison holds across the wrap of the 64-bit virtual
+ *   time, however long a volume idled); each bio sent
  *   by weight moves it on by cost * 2^SL_VT_SHIFT / weight. Bios sent by
  *   reservation do not move it (mClock's adjustment), so the weight phase
  *   shares what reservations leave by weight.
@@ -66,6 +68,7 @@ struct sl_sched_client {
 	u32 weight;
 	u64 reserve_iops, reserve_bps;
 	bool backlogged;
+	bool fresh;			/* never backlogged yet: starts at vtime */
 };
 
 struct sl_sched {

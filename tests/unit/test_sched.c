@@ -231,6 +231,82 @@ static void cost_models(void)
 	CHECK_EQ_U64(sl_sched_cost(&s, 1ULL << 40), SL_COST_MAX);
 }
 
+/*
+ * The pool's virtual time runs for months: a member that joins, or comes
+ * back after a long idle, when vtime is past 2^63 must still be served by
+ * weight (a finish tag of 0 sorted after every key once vtime passed 2^63).
+ */
+static void fresh_member_after_vtime_wrap(void)
+{
+	static const u32 w[] = { 100, 100 };
+	static const bool all[] = { true, true };
+	struct pool p;
+	unsigned int count[2] = { 0 };
+	u64 now = 0;
+
+	pool_init(&p, 2, w);
+	/* c0 has run all along; c1 is new */
+	p.s.vtime = (1ULL << 63) + (1ULL << 40);
+	p.c[0].finish = p.s.vtime;
+	sl_sched_activate(&p.s, &p.c[0], now);
+	sl_sched_activate(&p.s, &p.c[1], now);
+	run(&p, 1000000, &now, 1000, count, all);
+	CHECK(count[0] >= 499990 && count[0] <= 500010);
+	CHECK(count[1] >= 499990 && count[1] <= 500010);
+}
+
+/*
+ * A member idle while vtime moved on by more than 2^63 (its finish tag now
+ * looks far ahead) comes back at the pool's vtime, not behind the others.
+ */
+static void long_idle_member_returns_at_vtime(void)
+{
+	static const u32 w[] = { 100, 100 };
+	static const bool all[] = { true, true };
+	struct pool p;
+	unsigned int count[2] = { 0 };
+	u64 now = 0;
+
+	pool_init(&p, 2, w);
+	sl_sched_activate(&p.s, &p.c[0], now);
+	sl_sched_activate(&p.s, &p.c[1], now);
+	run(&p, 1000, &now, MS, count, all);
+	sl_sched_deactivate(&p.s, &p.c[1]);
+	/* months of c0 alone: vtime 2^63 + 2^50 past c1's finish tag */
+	p.s.vtime = p.c[1].finish - (1ULL << 63) + (1ULL << 50);
+	p.c[0].finish = p.s.vtime;
+	p.c[0].wnode.key = p.s.vtime;
+	sl_heap_update(&p.s.w, &p.c[0].wnode);
+	sl_sched_activate(&p.s, &p.c[1], now);
+	memset(count, 0, sizeof(count));
+	run(&p, 1000, &now, MS, count, all);
+	CHECK(count[1] >= 499 && count[1] <= 501);
+}
+
+/*
+ * Weight 1 beside weight 10000 once vtime has taken 2^40 weight-1 steps,
+ * across the wrap of the 64-bit virtual time: 1:10000 still.
+ */
+static void extreme_weights_across_wrap(void)
+{
+	static const u32 w[] = { 1, 10000 };
+	static const bool all[] = { true, true };
+	struct pool p;
+	unsigned int count[2] = { 0 };
+	u64 now = 0, start;
+
+	pool_init(&p, 2, w);
+	/* 2^40 - 50 dispatches at weight 1: 50 steps short of a wrap */
+	p.s.vtime = ((1ULL << 40) - 50) * ((u64)SL_COST_IO << SL_VT_SHIFT);
+	start = p.s.vtime;
+	sl_sched_activate(&p.s, &p.c[0], now);
+	sl_sched_activate(&p.s, &p.c[1], now);
+	run(&p, 1000010, &now, 1000, count, all);
+	CHECK(p.s.vtime < start);	/* it wrapped */
+	CHECK(count[0] >= 99 && count[0] <= 101);
+	CHECK(count[1] >= 999909 && count[1] <= 999911);
+}
+
 static const struct unit_test tests[] = {
 	UNIT_TEST(heap_matches_linear_scan),
 	UNIT_TEST(weights_share_exactly),
@@ -240,6 +316,9 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(live_weight_change),
 	UNIT_TEST(deactivate_leaves_heaps),
 	UNIT_TEST(cost_models),
+	UNIT_TEST(fresh_member_after_vtime_wrap),
+	UNIT_TEST(long_idle_member_returns_at_vtime),
+	UNIT_TEST(extreme_weights_across_wrap),
 };
 
 UNIT_MAIN("sched", tests)

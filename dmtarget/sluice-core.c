@@ -262,6 +262,14 @@ int sl_config_validate(const struct sl_config *cfg, const char **err)
 			return -1;
 		}
 	}
+	if (cfg->reserve_iops > SL_RESERVE_IOPS_MAX) {
+		*err = "reserve_iops: above 10000000";
+		return -1;
+	}
+	if (cfg->reserve_bps > SL_RESERVE_BPS_MAX) {
+		*err = "reserve_bps: above 1099511627776";
+		return -1;
+	}
 	if (cfg->reserve_iops &&
 	    sl_total_bound(cfg->avg, SL_IOPS, SL_RIOPS, SL_WIOPS) &&
 	    cfg->reserve_iops > sl_total_bound(cfg->avg, SL_IOPS, SL_RIOPS, SL_WIOPS)) {
@@ -537,19 +545,30 @@ void sl_throttle_charge(struct sl_throttle *t, const struct sl_limits *lim,
 }
 
 /*
- * A bucket's level is carried over in units, but never beyond the new
- * bucket's depth: a lower limit applies from now on, it does not charge the
- * past again at the new rate.
+ * What a bucket holds is carried over in units. Up to the old bucket's depth
+ * it is the bucket's level, and at most the new bucket's depth of it is
+ * kept: a lower limit applies from now on, it does not charge the past again
+ * at the new rate. Beyond the depth it is debt, IO sent that the limit had
+ * not yet allowed (a suspend sends what is held at once, charged): kept
+ * whole, so that a suspend and a reload, even of the same table, cannot
+ * forgive it, and the average over any window that includes them stays at
+ * the limit.
  */
-static u64 sl_rescale_tat(u64 tat, u64 old_rate, u64 new_rate, u64 new_tau,
-			  u64 now)
+static u64 sl_rescale_tat(u64 tat, u64 old_rate, u64 new_rate, u64 old_tau,
+			  u64 new_tau, u64 now)
 {
-	u64 ahead;
+	u64 ahead, level, debt;
 
 	if (!old_rate || !new_rate || tat <= now)
 		return 0;
-	ahead = sl_mul_div(tat - now, old_rate, new_rate);
-	return sl_sat_add(now, ahead < new_tau ? ahead : new_tau);
+	ahead = tat - now;
+	level = ahead < old_tau ? ahead : old_tau;
+	debt = ahead - level;
+	level = sl_mul_div(level, old_rate, new_rate);
+	if (level > new_tau)
+		level = new_tau;
+	return sl_sat_add(sl_sat_add(now, level),
+			  sl_mul_div(debt, old_rate, new_rate));
 }
 
 void sl_throttle_rescale(struct sl_throttle *t, const struct sl_limits *old,
@@ -559,10 +578,12 @@ void sl_throttle_rescale(struct sl_throttle *t, const struct sl_limits *old,
 
 	for (b = 0; b < SL_NR_BUCKETS; b++) {
 		t->tat[b] = sl_rescale_tat(t->tat[b], old->b[b].rate,
-					   new->b[b].rate, new->b[b].tau_ns, now);
+					   new->b[b].rate, old->b[b].tau_ns,
+					   new->b[b].tau_ns, now);
 		t->burst_tat[b] = sl_rescale_tat(t->burst_tat[b],
 						 old->b[b].burst_rate,
 						 new->b[b].burst_rate,
+						 old->b[b].burst_tau_ns,
 						 new->b[b].burst_tau_ns, now);
 	}
 }

@@ -47,6 +47,13 @@ enum sl_dir { SL_READ = 0, SL_WRITE = 1 };
 #define SL_WEIGHT_MIN 1
 #define SL_WEIGHT_MAX 10000
 #define SL_WEIGHT_DEFAULT 100
+/*
+ * Reservations above any device's rate: past these a reservation tag's step
+ * (10^9 / reserve_iops ns, bytes * 10^9 / reserve_bps ns) would round to 0
+ * and the volume would take every pick.
+ */
+#define SL_RESERVE_IOPS_MAX 10000000ULL
+#define SL_RESERVE_BPS_MAX (1ULL << 40)
 /* The longest canonical argument list sl_config_format() can produce. */
 #define SL_FORMAT_MAX 1024
 
@@ -152,10 +159,11 @@ void sl_throttle_charge(struct sl_throttle *t, const struct sl_limits *lim,
 			u64 now, enum sl_dir dir, u64 bytes, bool count_bytes);
 
 /*
- * Carry each bucket's level over a limit change: in units, so that a change
- * does not forgive what the bucket holds, but at most the new bucket's depth,
- * so that a lower limit does not charge the past again at the new rate (a
- * lowered limit holds IOs back for at most one bucket depth).
+ * Carry each bucket over a limit change, in units: its level (up to the old
+ * depth) at most the new bucket's depth, so that a lower limit does not
+ * charge the past again at the new rate; and its debt beyond that (IO a
+ * suspend sent early, charged) whole, so that no reload forgives it. Equal
+ * limits leave every bucket as it was.
  */
 void sl_throttle_rescale(struct sl_throttle *t, const struct sl_limits *old,
 			 const struct sl_limits *new, u64 now);

@@ -121,6 +121,11 @@ void sl_sched_move(struct sl_sched *s, struct sl_heap_node **wv,
 	s->r.cap = new_cap;
 }
 
+static u64 sl_div_up(u64 a, u64 b)
+{
+	return a / b + (a % b != 0);
+}
+
 static u64 sl_res_window(u64 bytes, u64 rate)
 {
 	u64 w;
@@ -281,14 +286,16 @@ void sl_sched_sent(struct sl_sched *s, struct sl_sched_client *c,
 		c->finish = c->wnode.key + (cost << SL_VT_SHIFT) / c->weight;
 		c->wnode.key = c->finish;
 	}
+	/* steps round up: a tag that did not move would take every pick */
 	if (c->reserve_iops)
-		c->r_io = sl_res_clamp(c->r_io + SL_NSEC_PER_SEC / c->reserve_iops,
+		c->r_io = sl_res_clamp(c->r_io + sl_div_up(SL_NSEC_PER_SEC,
+							   c->reserve_iops),
 				       now, c->win_io);
 	if (c->reserve_bps && bytes)
 		c->r_byte = sl_res_clamp(c->r_byte +
 					 /* <= 2^26 * 10^9 < 2^56 */
-					 (bytes < SL_COST_MAX ? bytes : SL_COST_MAX) *
-					 SL_NSEC_PER_SEC / c->reserve_bps,
+					 sl_div_up((bytes < SL_COST_MAX ? bytes : SL_COST_MAX) *
+						   SL_NSEC_PER_SEC, c->reserve_bps),
 					 now, c->win_byte);
 	if (!more) {
 		sl_sched_deactivate(s, c);

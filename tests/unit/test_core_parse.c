@@ -142,6 +142,9 @@ static const struct bad_case bad_table[] = {
 	{ "pool=p weight=10001", "weight: invalid value" },
 	{ "pool=p iops=10 reserve_iops=11", "reserve_iops: exceeds the volume's iops limit" },
 	{ "pool=p rbps=10 wbps=10 reserve_bps=21", "reserve_bps: exceeds the volume's bps limit" },
+	{ "pool=p reserve_iops=2147483648", "reserve_iops: above 10000000" },
+	{ "pool=p reserve_iops=10000001", "reserve_iops: above 10000000" },
+	{ "pool=p reserve_bps=1099511627777", "reserve_bps: above 1099511627776" },
 	{ "tenant=", "tenant: invalid value" },
 	{ "tenant=a/b", "tenant: invalid value" },
 	{ "tenant=-x", "tenant: invalid value" },
@@ -239,7 +242,7 @@ static void longest_config_fits_format_max(void)
 			      "riops_max=18446744073709551615 wiops_max=18446744073709551615 "
 			      "burst_s=86400 iops_size=4294967295 "
 			      "pool=012345678901234567890123456789012345678901234567890123456789012 "
-			      "weight=10000 reserve_iops=18446744073709551615 reserve_bps=18446744073709551615 "
+			      "weight=10000 reserve_iops=10000000 reserve_bps=1099511627776 "
 			      "dirty_strict=1 tenant=012345678901234567890123456789012345678901234567890123456789012");
 
 	CHECK(strncmp(c, "rbps=", 5) == 0);

@@ -269,14 +269,39 @@ static void rescale_to_a_lower_limit_holds_at_most_one_bucket(void)
 	limits(&a, "iops=2000");
 	limits(&b, "iops=100");
 	sl_throttle_init(&t);
-	for (int i = 0; i < 400; i++)
+	for (int i = 0; i < 200; i++)
 		sl_throttle_charge(&t, &a, NS, SL_READ, 4096, true);
-	/* 400 IOs would be 4 s at 100/s; the new bucket holds 100 ms */
+	/* a full bucket, 200 IOs, would be 2 s at 100/s; the new one holds 100 ms */
 	sl_throttle_rescale(&t, &a, &b, NS);
 	CHECK_EQ_U64(t.tat[SL_IOPS], NS + NS / 10);
 	CHECK_EQ_U64(sl_throttle_wait(&t, &b, NS, SL_READ, true), 0);
 	sl_throttle_charge(&t, &b, NS, SL_READ, 4096, true);
 	CHECK_EQ_U64(sl_throttle_wait(&t, &b, NS, SL_READ, true), NS / 100);
+}
+
+/*
+ * A suspend sends what is held at once, charged: the buckets run past their
+ * depth. Resuming the same limits (a reload of the same table) keeps that
+ * debt; a new limit carries it over in units. Only the level within the
+ * bucket is clamped.
+ */
+static void rescale_keeps_debt_past_the_bucket(void)
+{
+	struct sl_limits a, b;
+	struct sl_throttle t;
+
+	limits(&a, "wiops=2");
+	sl_throttle_init(&t);
+	for (int i = 0; i < 64; i++)
+		sl_throttle_charge(&t, &a, NS, SL_WRITE, 4096, true);
+	CHECK_EQ_U64(t.tat[SL_WIOPS], 33 * NS);
+	sl_throttle_rescale(&t, &a, &a, NS);
+	CHECK_EQ_U64(t.tat[SL_WIOPS], 33 * NS);
+	CHECK_EQ_U64(sl_throttle_wait(&t, &a, NS, SL_WRITE, true), 32 * NS - NS / 10);
+	/* 63.8 IOs of debt and 0.2 in the bucket, at 4/s: 15.95 s and 50 ms */
+	limits(&b, "wiops=4");
+	sl_throttle_rescale(&t, &a, &b, NS);
+	CHECK_EQ_U64(t.tat[SL_WIOPS], NS + 16 * NS);
 }
 
 static void mul_div_matches_wide_arithmetic(void)
@@ -322,6 +347,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(limits_near_2_pow_64_do_not_overflow),
 	UNIT_TEST(long_idle_does_not_store_more_than_the_bucket),
 	UNIT_TEST(rescale_keeps_the_level_in_units),
+	UNIT_TEST(rescale_keeps_debt_past_the_bucket),
 	UNIT_TEST(rescale_to_a_lower_limit_holds_at_most_one_bucket),
 	UNIT_TEST(mul_div_matches_wide_arithmetic),
 	UNIT_TEST(hist_buckets_are_log2_ms),

@@ -307,6 +307,31 @@ static void extreme_weights_across_wrap(void)
 	CHECK(count[1] >= 999909 && count[1] <= 999911);
 }
 
+/*
+ * A reservation far above the device still moves its tag on: the volume is
+ * picked by reservation until its tag is a window ahead of now, and then
+ * shares by weight (a step of 10^9 / 2^31 ns rounded to 0 and it took
+ * every pick).
+ */
+static void huge_reservation_tag_moves(void)
+{
+	static const u32 w[] = { 100, 100 };
+	static const bool all[] = { true, true };
+	struct pool p;
+	unsigned int count[2] = { 0 };
+	u64 now = 0;
+
+	pool_init(&p, 2, w);
+	sl_sched_client_set(&p.s, &p.c[0], 100, 1ULL << 31, 0, now);
+	sl_sched_activate(&p.s, &p.c[0], now);
+	sl_sched_activate(&p.s, &p.c[1], now);
+	run(&p, 1, &now, 0, count, all);
+	CHECK(p.c[0].r_io > now);
+	/* at most the window's worth by reservation in an instant */
+	run(&p, 300000, &now, 0, count, all);
+	CHECK(count[1] > 50000);
+}
+
 static const struct unit_test tests[] = {
 	UNIT_TEST(heap_matches_linear_scan),
 	UNIT_TEST(weights_share_exactly),
@@ -319,6 +344,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(fresh_member_after_vtime_wrap),
 	UNIT_TEST(long_idle_member_returns_at_vtime),
 	UNIT_TEST(extreme_weights_across_wrap),
+	UNIT_TEST(huge_reservation_tag_moves),
 };
 
 UNIT_MAIN("sched", tests)

@@ -16,7 +16,13 @@ $(SLUICED): $(AGENT_SRC) $(AGENT_HDR)
 		$(PKG_LDFLAGS) -ljansson -ldevmapper -lblkid -lmicrohttpd -lgnutls -luring -lpthread
 
 agent: deps
-	@$(MAKE) --no-print-directory $(SLUICED) $(SLUICECTL) $(FUZZ_API)
+	@$(MAKE) --no-print-directory $(SLUICED) $(SLUICECTL) $(FUZZ_API) $(BLKOP)
+
+# A guest test tool: block operations busybox cannot issue (tests/vm/tools).
+BLKOP := $(BUILD)/bin/sluice-blkop
+$(BLKOP): $(ROOT)/tests/vm/tools/sluice-blkop.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $<
 
 # The API's client.
 SLUICECTL := $(BUILD)/bin/sluicectl

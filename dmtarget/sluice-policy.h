@@ -13,7 +13,10 @@
  * Bios given to the policy are already remapped to the device below.
  * admit() and drain() run in process context; complete() may run in
  * interrupt context. A member's queue is empty when it is detached: the
- * target drains it on every presuspend.
+ * target drains it on every presuspend. drain() also closes the member: from
+ * then until reopen() every bio admitted is sent at once (counted in flight),
+ * so that a bio that raced with the suspend is never held by the pool for a
+ * member that is suspending.
  */
 #ifndef DM_SLUICE_POLICY_H
 #define DM_SLUICE_POLICY_H
@@ -46,8 +49,12 @@ struct sluice_policy_type {
 	bool (*admit)(struct sluice_member *m, struct bio *bio);
 	/* A bio admitted (sent now or later) has completed. */
 	void (*complete)(struct sluice_member *m);
-	/* Take back every bio the member holds, oldest first, not in flight. */
+	/*
+	 * Take back every bio the member holds, oldest first, not in flight,
+	 * and close it: admit() then holds nothing until reopen().
+	 */
 	void (*drain)(struct sluice_member *m, struct bio_list *out);
+	void (*reopen)(struct sluice_member *m);
 	/* A "pool ..." message; 0 or -EINVAL with nothing changed. */
 	int (*message)(struct sluice_member *m, unsigned int argc, char **argv);
 	/* Append " key=value" counters to a status line. */

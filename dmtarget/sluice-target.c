@@ -51,6 +51,14 @@ struct sluice_vol {
 	struct mapped_device *md;
 	sector_t begin;
 	refcount_t ref;
+	bool dirty_strict;		/* under sluice_vols_lock */
+
+	/*
+	 * Serialises what changes the limits in force (set messages and
+	 * resume), so that two changes cannot lose one another's keys or
+	 * leave the table disagreeing with the limits in force.
+	 */
+	struct mutex cfg_lock;
 
 	spinlock_t lock;		/* protects everything below */
 	struct list_head queue[2];	/* held bios per direction, FIFO */
@@ -64,6 +72,8 @@ struct sluice_vol {
 	struct hrtimer timer;
 	struct work_struct dispatch;
 	struct sluice_stats st;
+	/* bumped by reset_stats: a bio counted before is not uncounted after */
+	atomic_t stats_gen;
 };
 
 /* One per table. */
@@ -82,8 +92,9 @@ struct sluice_io {
 	u64 arrival_ns;
 	u64 seq;
 	u32 bytes;			/* counted in st.bytes */
+	u32 stats_gen;			/* vol->stats_gen when counted */
 	u8 dir;
-	bool count_bytes;		/* data, not discard/write-zeroes */
+	bool count_bytes;		/* not a discard */
 	bool wb;			/* counted in st.wb_bytes */
 	bool throttled;			/* counted in st.throttled */
 	bool pooled;			/* admitted to the pool: complete it */
@@ -99,10 +110,12 @@ static struct bio *sluice_io_bio(struct sluice_io *io)
 	return dm_bio_from_per_bio_data(io, sizeof(struct sluice_io));
 }
 
-static void sluice_stats_reset(struct sluice_stats *st)
+static void sluice_stats_reset(struct sluice_vol *v)
 {
+	struct sluice_stats *st = &v->st;
 	int i;
 
+	atomic_inc(&v->stats_gen);
 	for (i = 0; i < 2; i++) {
 		atomic64_set(&st->ios[i], 0);
 		atomic64_set(&st->bytes[i], 0);
@@ -245,6 +258,47 @@ static void sluice_dispatch_fn(struct work_struct *w)
 	sluice_submit_list(&out, true);
 }
 
+/*
+ * dirty_strict=1 holds the device's dirty and writeback pages to its bdi's
+ * own share of the dirty threshold (its max_ratio) even while the global
+ * count is below the free-run point, where the kernel otherwise holds no
+ * one: BDI_CAP_STRICTLIMIT, which FUSE sets on its bdis and which 6.2 offers
+ * as /sys/class/bdi/<dev>/strict_limit. A throttled volume's writeback waits
+ * in its queue; without this it can pin half the dirty threshold and stall
+ * every other writer.
+ *
+ * The capability belongs to the dm device, the setting to each of its
+ * sluice ranges: the device is strict while any range's live table asks for
+ * it. It is worked out again when a table goes live, when a set message
+ * changes it and when a range's last table goes (a reload to another target
+ * type, or a removal), so that it never outlives the table that set it.
+ */
+static void __sluice_dirty_strict_apply(struct mapped_device *md)
+{
+	struct backing_dev_info *bdi = dm_disk(md)->bdi;
+	unsigned int caps = READ_ONCE(bdi->capabilities);
+	struct sluice_vol *v;
+	bool on = false;
+
+	lockdep_assert_held(&sluice_vols_lock);
+	list_for_each_entry(v, &sluice_vols, list)
+		if (v->md == md && v->dirty_strict)
+			on = true;
+	if (on)
+		caps |= BDI_CAP_STRICTLIMIT;
+	else
+		caps &= ~BDI_CAP_STRICTLIMIT;
+	WRITE_ONCE(bdi->capabilities, caps);
+}
+
+static void sluice_dirty_strict(struct sluice_vol *v, bool on)
+{
+	mutex_lock(&sluice_vols_lock);
+	v->dirty_strict = on;
+	__sluice_dirty_strict_apply(v->md);
+	mutex_unlock(&sluice_vols_lock);
+}
+
 static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begin)
 {
 	struct sluice_vol *v;
@@ -263,6 +317,7 @@ static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begi
 	v->md = md;
 	v->begin = begin;
 	refcount_set(&v->ref, 1);
+	mutex_init(&v->cfg_lock);
 	spin_lock_init(&v->lock);
 	for (d = 0; d < 2; d++)
 		INIT_LIST_HEAD(&v->queue[d]);
@@ -270,7 +325,7 @@ static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begi
 	hrtimer_init(&v->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	v->timer.function = sluice_timer_fn;
 	INIT_WORK(&v->dispatch, sluice_dispatch_fn);
-	sluice_stats_reset(&v->st);
+	sluice_stats_reset(v);
 	list_add(&v->list, &sluice_vols);
 out:
 	mutex_unlock(&sluice_vols_lock);
@@ -285,6 +340,8 @@ static void sluice_vol_put(struct sluice_vol *v)
 		return;
 	}
 	list_del(&v->list);
+	if (v->dirty_strict)
+		__sluice_dirty_strict_apply(v->md);
 	mutex_unlock(&sluice_vols_lock);
 
 	hrtimer_cancel(&v->timer);
@@ -306,28 +363,6 @@ static void sluice_install(struct sluice_vol *v, const struct sl_config *cfg)
 	v->lim = lim;
 	WRITE_ONCE(v->limited, lim.any);
 	spin_unlock(&v->lock);
-}
-
-/*
- * dirty_strict=1 holds the device's dirty and writeback pages to its bdi's
- * own share of the dirty threshold (its max_ratio) even while the global
- * count is below the free-run point, where the kernel otherwise holds no
- * one: BDI_CAP_STRICTLIMIT, which FUSE sets on its bdis and which 6.2 offers
- * as /sys/class/bdi/<dev>/strict_limit. A throttled volume's writeback waits
- * in its queue; without this it can pin half the dirty threshold and stall
- * every other writer. Set when a table goes live and by a set message;
- * nothing else changes a dm device's bdi capabilities once it exists.
- */
-static void sluice_dirty_strict(struct dm_target *ti, bool on)
-{
-	struct backing_dev_info *bdi = dm_disk(dm_table_get_md(ti->table))->bdi;
-	unsigned int caps = READ_ONCE(bdi->capabilities);
-
-	if (on)
-		caps |= BDI_CAP_STRICTLIMIT;
-	else
-		caps &= ~BDI_CAP_STRICTLIMIT;
-	WRITE_ONCE(bdi->capabilities, caps);
 }
 
 static void sluice_member_params(struct sluice_member_params *mp,
@@ -363,6 +398,7 @@ static void sluice_dtr(struct dm_target *ti)
  *   burst_s                              burst length in seconds
  *   iops_size                            an IO of n * iops_size bytes is n IOs
  *   pool weight reserve_iops reserve_bps sharing a pool (weight module)
+ *   dirty_strict                         0 or 1: the bdi's strict dirty limit
  *   tenant                               a label reported back, unused here
  */
 static int sluice_ctr(struct dm_target *ti, unsigned int argc, char **argv)
@@ -502,9 +538,14 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 
 	d = op_is_write(op) ? SL_WRITE : SL_READ;
 	io->dir = d;
-	io->count_bytes = op != REQ_OP_DISCARD && op != REQ_OP_WRITE_ZEROES &&
-			  op != REQ_OP_SECURE_ERASE;
+	/*
+	 * Write-zeroes and secure erase make the device write their whole
+	 * range: charged their size, as blk-throttle does. A discard may
+	 * write nothing: one IO, no bytes.
+	 */
+	io->count_bytes = op != REQ_OP_DISCARD;
 	io->bytes = io->count_bytes ? bio->bi_iter.bi_size : 0;
+	io->stats_gen = atomic_read(&v->stats_gen);
 	io->wb = d == SL_WRITE && io->count_bytes && sluice_is_writeback(bio);
 	atomic64_inc(&v->st.ios[d]);
 	if (io->count_bytes)
@@ -559,9 +600,14 @@ static int sluice_end_io(struct dm_target *ti, struct bio *bio,
 	return DM_ENDIO_DONE;
 }
 
-/* Take back what map counted for a bio that dm will submit again. */
+/*
+ * Take back what map counted for a bio that dm will submit again, unless
+ * the counters were reset since (they would go below zero).
+ */
 static void sluice_uncount(struct sluice_vol *v, struct sluice_io *io)
 {
+	if (io->stats_gen != (u32)atomic_read(&v->stats_gen))
+		return;
 	atomic64_dec(&v->st.ios[io->dir]);
 	if (io->throttled)
 		atomic64_dec(&v->st.throttled[io->dir]);
@@ -620,13 +666,18 @@ static void sluice_presuspend(struct dm_target *ti)
 	}
 }
 
-static void sluice_presuspend_undo(struct dm_target *ti)
+static void sluice_open(struct sluice_c *sc)
 {
-	struct sluice_c *sc = ti->private;
-
 	spin_lock(&sc->vol->lock);
 	sc->vol->may_hold = true;
 	spin_unlock(&sc->vol->lock);
+	if (sc->member)
+		sc->policy->reopen(sc->member);
+}
+
+static void sluice_presuspend_undo(struct dm_target *ti)
+{
+	sluice_open(ti->private);
 }
 
 static void sluice_resume(struct dm_target *ti)
@@ -634,11 +685,11 @@ static void sluice_resume(struct dm_target *ti)
 	struct sluice_c *sc = ti->private;
 	struct sluice_vol *v = sc->vol;
 
+	mutex_lock(&v->cfg_lock);
 	sluice_install(v, &sc->cfg);
-	sluice_dirty_strict(ti, sc->cfg.dirty_strict);
-	spin_lock(&v->lock);
-	v->may_hold = true;
-	spin_unlock(&v->lock);
+	sluice_dirty_strict(v, sc->cfg.dirty_strict);
+	mutex_unlock(&v->cfg_lock);
+	sluice_open(sc);
 }
 
 static void sluice_emit_info(struct sluice_stats *st, char *result,
@@ -725,7 +776,7 @@ static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
 			DMWARN("reset_stats: takes no arguments");
 			return -EINVAL;
 		}
-		sluice_stats_reset(&v->st);
+		sluice_stats_reset(v);
 		return 0;
 	}
 	if (argc >= 1 && !strcasecmp(argv[0], "pool")) {
@@ -744,10 +795,10 @@ static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
 		DMWARN("set: needs at least one key=value");
 		return -EINVAL;
 	}
-	spin_lock(&v->lock);
+	mutex_lock(&v->cfg_lock);
 	cfg = sc->cfg;
-	spin_unlock(&v->lock);
 	if (sl_config_parse(&cfg, SL_PARSE_SET, argc - 1, argv + 1, &err, &bad)) {
+		mutex_unlock(&v->cfg_lock);
 		DMWARN("set rejected%s%s: %s; limits unchanged", bad ? " at " : "",
 		       bad ? bad : "", err);
 		return -EINVAL;
@@ -756,13 +807,14 @@ static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
 	sc->cfg = cfg;
 	spin_unlock(&v->lock);
 	sluice_install(v, &cfg);
-	sluice_dirty_strict(ti, cfg.dirty_strict);
+	sluice_dirty_strict(v, cfg.dirty_strict);
 	if (sc->member) {
 		struct sluice_member_params mp;
 
 		sluice_member_params(&mp, &cfg);
 		sc->policy->set(sc->member, &mp);
 	}
+	mutex_unlock(&v->cfg_lock);
 	/* new limits may release held bios now, or later than armed */
 	queue_work(sluice_wq, &v->dispatch);
 	return 0;
@@ -779,7 +831,11 @@ static int sluice_iterate_devices(struct dm_target *ti,
 static struct target_type sluice_target = {
 	.name = "sluice",
 	.version = {1, 0, 0},
-	.features = DM_TARGET_PASSES_INTEGRITY,
+	/*
+	 * NOWAIT: map never sleeps; a bio over its limits is queued, not
+	 * waited for, so REQ_NOWAIT submitters (io_uring) are not punted.
+	 */
+	.features = DM_TARGET_PASSES_INTEGRITY | DM_TARGET_NOWAIT,
 	.module = THIS_MODULE,
 	.ctr = sluice_ctr,
 	.dtr = sluice_dtr,

@@ -16,6 +16,7 @@
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/workqueue.h>
+#include <linux/timer.h>
 #include <linux/ktime.h>
 #include <linux/device-mapper.h>
 
@@ -26,40 +27,67 @@
 
 #define POOL_DEPTH_DEFAULT 32
 #define POOL_DEPTH_MAX 4096
+/*
+ * A member whose bios in flight have made no progress (no completion) for
+ * this long is stalled: its device below is suspended, has lost its path or
+ * hangs. Its bios then stop counting against the pool's depth, and it sends
+ * no more, until one of them completes; so one stuck member cannot take
+ * every slot of the pool and hang the others.
+ */
+#define POOL_STALL_NS (1000ULL * NSEC_PER_MSEC)
+/* How often a pool that has bios waiting and no room looks for stalls. */
+#define POOL_STALL_CHECK_MS 250
 
 struct sluice_pool {
 	struct list_head list;		/* in sluice_pools */
 	char name[SL_LABEL_MAX + 1];
 	unsigned int nr_members;	/* under sluice_pools_lock */
 	struct work_struct dispatch;
+	struct timer_list stall_timer;	/* kicks dispatch while it is blocked */
 
 	spinlock_t lock;		/* protects everything below */
 	struct sl_sched s;
 	struct sl_heap_node **wv, **rv;
 	u32 cap;
+	struct list_head members;
+	/* inflight counts the bios in flight of members that are not stalled */
 	unsigned int depth, inflight;
 };
 
 struct sluice_member {
 	struct sluice_pool *pool;
-	struct sl_sched_client c;	/* under pool->lock */
+	struct list_head node;		/* in pool->members; all below too */
+	struct sl_sched_client c;
 	struct bio_list queue;
 	unsigned int nr_queued;
-	u64 sent, by_reservation;
+	unsigned int inflight;		/* this member's bios in flight */
+	u64 progress_ns;		/* last completion, or first send after idle */
+	bool stalled;			/* see POOL_STALL_NS */
+	bool closed;			/* drained for a suspend: hold nothing */
+	u64 sent, by_reservation, stalls;
 };
 
 static LIST_HEAD(sluice_pools);
 static DEFINE_MUTEX(sluice_pools_lock);
 static struct workqueue_struct *weight_wq;
 
+/* What the device writes or reads: all but a discard (charged as one IO). */
 static u64 bio_cost_bytes(struct bio *bio)
 {
-	enum req_op op = bio_op(bio);
-
-	if (op == REQ_OP_DISCARD || op == REQ_OP_WRITE_ZEROES ||
-	    op == REQ_OP_SECURE_ERASE)
+	if (bio_op(bio) == REQ_OP_DISCARD)
 		return 0;
 	return bio->bi_iter.bi_size;
+}
+
+/* A bio of m goes to the device: count it in flight. */
+static void __pool_count_sent(struct sluice_pool *p, struct sluice_member *m,
+			      u64 now)
+{
+	if (!m->inflight++)
+		m->progress_ns = now;
+	if (!m->stalled)
+		p->inflight++;
+	m->sent++;
 }
 
 /* Send the head bio of m's queue, as the scheduler chose it. */
@@ -72,11 +100,45 @@ static struct bio *__pool_take(struct sluice_pool *p, struct sluice_member *m,
 	m->nr_queued--;
 	sl_sched_sent(&p->s, &m->c, by_res, sl_sched_cost(&p->s, bytes), bytes,
 		      m->nr_queued > 0, now);
-	m->sent++;
 	if (by_res)
 		m->by_reservation++;
-	p->inflight++;
+	__pool_count_sent(p, m, now);
 	return bio;
+}
+
+/*
+ * With no room and bios waiting: excuse the members whose bios in flight
+ * have not progressed for POOL_STALL_NS (O(members), and only then).
+ */
+static void __pool_find_stalls(struct sluice_pool *p, u64 now)
+{
+	struct sluice_member *m;
+
+	list_for_each_entry(m, &p->members, node) {
+		if (m->stalled || !m->inflight ||
+		    now - m->progress_ns < POOL_STALL_NS)
+			continue;
+		m->stalled = true;
+		m->stalls++;
+		p->inflight -= m->inflight;
+		/* its queue waits until one of its bios completes */
+		sl_sched_deactivate(&p->s, &m->c);
+	}
+}
+
+static void pool_stall_timer_fn(struct timer_list *t)
+{
+	struct sluice_pool *p = from_timer(p, t, stall_timer);
+
+	queue_work(weight_wq, &p->dispatch);
+}
+
+/* Completions kick dispatch; this is for when none come. */
+static void pool_arm_stall_check(struct sluice_pool *p)
+{
+	if (!timer_pending(&p->stall_timer))
+		mod_timer(&p->stall_timer,
+			  jiffies + msecs_to_jiffies(POOL_STALL_CHECK_MS));
 }
 
 static void pool_dispatch_fn(struct work_struct *w)
@@ -86,8 +148,11 @@ static void pool_dispatch_fn(struct work_struct *w)
 	struct bio *bio;
 	unsigned long flags;
 	u64 now = ktime_get_ns();
+	bool blocked;
 
 	spin_lock_irqsave(&p->lock, flags);
+	if (p->inflight >= p->depth && sl_heap_top(&p->s.w))
+		__pool_find_stalls(p, now);
 	while (p->inflight < p->depth) {
 		bool by_res;
 		struct sl_sched_client *c = sl_sched_pick(&p->s, now, &by_res);
@@ -98,7 +163,10 @@ static void pool_dispatch_fn(struct work_struct *w)
 				  by_res, now);
 		bio_list_add(&out, bio);
 	}
+	blocked = sl_heap_top(&p->s.w) != NULL;
 	spin_unlock_irqrestore(&p->lock, flags);
+	if (blocked)
+		pool_arm_stall_check(p);
 	while ((bio = bio_list_pop(&out))) {
 		dm_submit_bio_remap(bio, NULL);
 		cond_resched();
@@ -158,6 +226,7 @@ static struct sluice_member *weight_attach(const char *name,
 		return NULL;
 	}
 	bio_list_init(&m->queue);
+	INIT_LIST_HEAD(&m->node);
 	sl_sched_client_init(&m->c, mp->weight, mp->reserve_iops, mp->reserve_bps);
 
 	mutex_lock(&sluice_pools_lock);
@@ -169,6 +238,8 @@ static struct sluice_member *weight_attach(const char *name,
 		strscpy(p->name, name, sizeof(p->name));
 		spin_lock_init(&p->lock);
 		INIT_WORK(&p->dispatch, pool_dispatch_fn);
+		timer_setup(&p->stall_timer, pool_stall_timer_fn, 0);
+		INIT_LIST_HEAD(&p->members);
 		sl_sched_init(&p->s, NULL, NULL, 0);
 		p->depth = POOL_DEPTH_DEFAULT;
 		created = true;
@@ -182,6 +253,9 @@ static struct sluice_member *weight_attach(const char *name,
 		list_add(&p->list, &sluice_pools);
 	p->nr_members++;
 	m->pool = p;
+	spin_lock_irq(&p->lock);
+	list_add_tail(&m->node, &p->members);
+	spin_unlock_irq(&p->lock);
 	mutex_unlock(&sluice_pools_lock);
 	return m;
 
@@ -198,9 +272,10 @@ static void weight_detach(struct sluice_member *m)
 
 	mutex_lock(&sluice_pools_lock);
 	spin_lock_irq(&p->lock);
-	/* the target drained the queue on presuspend */
-	WARN_ON_ONCE(m->nr_queued);
+	/* the target drained the queue on presuspend; dm waited for the rest */
+	WARN_ON_ONCE(m->nr_queued || m->inflight);
 	sl_sched_deactivate(&p->s, &m->c);
+	list_del(&m->node);
 	spin_unlock_irq(&p->lock);
 	if (--p->nr_members) {
 		mutex_unlock(&sluice_pools_lock);
@@ -209,7 +284,10 @@ static void weight_detach(struct sluice_member *m)
 	}
 	list_del(&p->list);
 	mutex_unlock(&sluice_pools_lock);
+	/* the work re-arms the timer only while bios wait: none are left */
+	del_timer_sync(&p->stall_timer);
 	cancel_work_sync(&p->dispatch);
+	del_timer_sync(&p->stall_timer);
 	WARN_ON_ONCE(p->inflight);
 	kvfree(p->wv);
 	kvfree(p->rv);
@@ -237,24 +315,32 @@ static bool weight_admit(struct sluice_member *m, struct bio *bio)
 
 	/* map may be called with interrupts off: keep their state */
 	spin_lock_irqsave(&p->lock, flags);
+	/* suspending: the pool must hold nothing for this member */
+	if (m->closed) {
+		__pool_count_sent(p, m, now);
+		spin_unlock_irqrestore(&p->lock, flags);
+		return true;
+	}
 	/* room, and nobody waiting: send it, keeping the tags in step */
-	if (p->inflight < p->depth && !sl_heap_top(&p->s.w)) {
+	if (p->inflight < p->depth && !sl_heap_top(&p->s.w) && !m->stalled) {
 		bytes = bio_cost_bytes(bio);
 		sl_sched_activate(&p->s, &m->c, now);
 		sl_sched_sent(&p->s, &m->c, false, sl_sched_cost(&p->s, bytes),
 			      bytes, false, now);
-		m->sent++;
-		p->inflight++;
+		__pool_count_sent(p, m, now);
 		spin_unlock_irqrestore(&p->lock, flags);
 		return true;
 	}
 	bio_list_add(&m->queue, bio);
-	if (!m->nr_queued++)
+	/* a stalled member's queue joins the scheduler when it progresses */
+	if (!m->nr_queued++ && !m->stalled)
 		sl_sched_activate(&p->s, &m->c, now);
 	kick = p->inflight < p->depth;
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (kick)
 		queue_work(weight_wq, &p->dispatch);
+	else
+		pool_arm_stall_check(p);
 	return false;
 }
 
@@ -262,10 +348,21 @@ static void weight_complete(struct sluice_member *m)
 {
 	struct sluice_pool *p = m->pool;
 	unsigned long flags;
+	u64 now = ktime_get_ns();
 	bool kick;
 
 	spin_lock_irqsave(&p->lock, flags);
-	p->inflight--;
+	m->inflight--;
+	m->progress_ns = now;
+	if (!m->stalled) {
+		p->inflight--;
+	} else {
+		/* progress: what it still has in flight counts again */
+		m->stalled = false;
+		p->inflight += m->inflight;
+		if (m->nr_queued)
+			sl_sched_activate(&p->s, &m->c, now);
+	}
 	kick = sl_heap_top(&p->s.w) != NULL;
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (kick)
@@ -280,7 +377,17 @@ static void weight_drain(struct sluice_member *m, struct bio_list *out)
 	bio_list_merge(out, &m->queue);
 	bio_list_init(&m->queue);
 	m->nr_queued = 0;
+	m->closed = true;
 	sl_sched_deactivate(&p->s, &m->c);
+	spin_unlock_irq(&p->lock);
+}
+
+static void weight_reopen(struct sluice_member *m)
+{
+	struct sluice_pool *p = m->pool;
+
+	spin_lock_irq(&p->lock);
+	m->closed = false;
 	spin_unlock_irq(&p->lock);
 }
 
@@ -330,14 +437,18 @@ static void weight_status(struct sluice_member *m, char *result,
 			  unsigned int maxlen, unsigned int *szp)
 {
 	struct sluice_pool *p = m->pool;
-	unsigned int sz = *szp, queued, inflight, depth;
-	u64 sent, by_res;
+	unsigned int sz = *szp, queued, inflight, depth, m_inflight;
+	u64 sent, by_res, stalls;
+	bool stalled;
 	int cost;
 
 	spin_lock_irq(&p->lock);
 	queued = m->nr_queued;
 	sent = m->sent;
 	by_res = m->by_reservation;
+	m_inflight = m->inflight;
+	stalled = m->stalled;
+	stalls = m->stalls;
 	inflight = p->inflight;
 	depth = p->depth;
 	cost = p->s.cost_model;
@@ -346,6 +457,8 @@ static void weight_status(struct sluice_member *m, char *result,
 	       queued, sent, by_res);
 	DMEMIT(" pool_inflight=%u pool_depth=%u pool_cost=%s", inflight, depth,
 	       cost == SL_COST_BYTES ? "bytes" : "iops");
+	DMEMIT(" pool_member_inflight=%u pool_stalled=%d pool_stalls=%llu",
+	       m_inflight, stalled, stalls);
 	*szp = sz;
 }
 
@@ -359,6 +472,7 @@ static struct sluice_policy_type weight_policy = {
 	.admit = weight_admit,
 	.complete = weight_complete,
 	.drain = weight_drain,
+	.reopen = weight_reopen,
 	.message = weight_message,
 	.status = weight_status,
 };

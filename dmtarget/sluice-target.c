@@ -74,6 +74,13 @@ struct sluice_vol {
 	struct sluice_stats st;
 	/* bumped by reset_stats: a bio counted before is not uncounted after */
 	atomic_t stats_gen;
+
+	/* the table live and holding bios, for its pool member; under lock */
+	struct sluice_c *live_sc;
+	/* the suspend probe, see sluice_is_probe(); under lock */
+	u64 probe_ns;			/* when the last one was sent */
+	bool probe_inflight;
+	bool probe_blocked;		/* it found dm holding new bios back */
 };
 
 /* One per table. */
@@ -104,6 +111,8 @@ struct sluice_io {
 static LIST_HEAD(sluice_vols);
 static DEFINE_MUTEX(sluice_vols_lock);
 static struct workqueue_struct *sluice_wq;
+/* The page of every suspend probe: no other bio can carry it. */
+static struct page *sluice_probe_page;
 
 static struct bio *sluice_io_bio(struct sluice_io *io)
 {
@@ -247,15 +256,135 @@ static void sluice_submit_list(struct bio_list *bl, bool via_pool)
 	}
 }
 
+/*
+ * Suspends that do not tell the target. dm-stats (@stats_create) and other
+ * internal suspends stop dm sending new bios to the target and wait for
+ * every bio in flight to complete, without calling presuspend; a held bio
+ * is in flight, so with a backlog behind a low limit the wait took as long
+ * as the backlog (minutes, in D state, holding the device's suspend lock).
+ *
+ * The target learns of such a suspend by asking: while it has held a bio
+ * for SLUICE_PROBE_AFTER_NS, it sends, at most once that often, a probe to
+ * its own device, a one-block read-ahead read of the range's first sector
+ * carrying sluice_probe_page. While dm is holding new bios back it fails a
+ * read-ahead bio at once; otherwise the probe reaches this target's map,
+ * which knows it by its page and completes it there, reading nothing. A
+ * failed probe makes the volume release everything it holds, charged, as a
+ * suspend does: the debt keeps the average rate, and the suspend completes
+ * within about a second of its start.
+ */
+#define SLUICE_PROBE_AFTER_NS (1000ULL * NSEC_PER_MSEC)
+
+static bool sluice_is_probe(struct bio *bio)
+{
+	return bio_op(bio) == REQ_OP_READ && bio->bi_vcnt == 1 &&
+	       bio_page(bio) == sluice_probe_page;
+}
+
+static void sluice_probe_end_io(struct bio *bio)
+{
+	struct sluice_vol *v = bio->bi_private;
+	bool blocked = bio->bi_status != BLK_STS_OK;
+
+	bio_put(bio);
+	spin_lock(&v->lock);
+	v->probe_blocked = blocked;
+	spin_unlock(&v->lock);
+	if (blocked)
+		queue_work(sluice_wq, &v->dispatch);
+	/* the last touch of v: sluice_vol_put() waits for this */
+	smp_store_release(&v->probe_inflight, false);
+	wake_up_var(&v->probe_inflight);
+}
+
+/* Under v->lock: whether a probe is due now. */
+static bool __sluice_probe_due(struct sluice_vol *v, u64 now)
+{
+	struct sluice_io *oldest = NULL, *io;
+	int d;
+
+	if (v->probe_inflight || !v->may_hold || now - v->probe_ns < SLUICE_PROBE_AFTER_NS)
+		return false;
+	for (d = 0; d < 2; d++) {
+		if (list_empty(&v->queue[d]))
+			continue;
+		io = list_first_entry(&v->queue[d], struct sluice_io, entry);
+		if (!oldest || io->arrival_ns < oldest->arrival_ns)
+			oldest = io;
+	}
+	return oldest && now - oldest->arrival_ns >= SLUICE_PROBE_AFTER_NS;
+}
+
+static void sluice_send_probe(struct sluice_vol *v)
+{
+	struct block_device *bdev = dm_disk(v->md)->part0;
+	unsigned int lbs = bdev_logical_block_size(bdev);
+	struct bio *bio;
+
+	bio = bio_alloc(bdev, 1, REQ_OP_READ | REQ_RAHEAD, GFP_NOIO);
+	if (!bio || lbs > PAGE_SIZE) {
+		if (bio)
+			bio_put(bio);
+		/* pairs with the acquire in sluice_vol_put() */
+		smp_store_release(&v->probe_inflight, false);
+		wake_up_var(&v->probe_inflight);
+		return;
+	}
+	bio->bi_iter.bi_sector = v->begin;
+	__bio_add_page(bio, sluice_probe_page, lbs, 0);
+	bio->bi_end_io = sluice_probe_end_io;
+	bio->bi_private = v;
+	submit_bio_noacct(bio);
+}
+
+/*
+ * A probe found dm holding bios back: what the volume's pool member holds
+ * goes too, outside the pool (the member stays open: no resume follows an
+ * internal suspend).
+ */
+static void sluice_release_blocked(struct sluice_vol *v)
+{
+	struct bio_list pooled = BIO_EMPTY_LIST;
+	struct sluice_c *sc;
+	struct bio *bio;
+
+	spin_lock(&v->lock);
+	sc = v->live_sc;
+	spin_unlock(&v->lock);
+	if (!sc || !sc->member)
+		return;
+	sc->policy->drain(sc->member, &pooled);
+	sc->policy->reopen(sc->member);
+	bio_list_for_each(bio, &pooled)
+		sluice_bio_io(bio)->pooled = false;
+	sluice_submit_list(&pooled, false);
+}
+
 static void sluice_dispatch_fn(struct work_struct *w)
 {
 	struct sluice_vol *v = container_of(w, struct sluice_vol, dispatch);
 	struct bio_list out = BIO_EMPTY_LIST;
+	u64 now = ktime_get_ns();
+	bool probe, blocked;
 
 	spin_lock(&v->lock);
-	__sluice_release(v, &out, ktime_get_ns(), SLUICE_DUE);
+	blocked = v->probe_blocked;
+	v->probe_blocked = false;
+	__sluice_release(v, &out, now, blocked ? SLUICE_ALL : SLUICE_DUE);
+	probe = !blocked && __sluice_probe_due(v, now);
+	if (probe) {
+		v->probe_inflight = true;
+		v->probe_ns = now;
+	} else if (v->nr_queued && !v->probe_inflight) {
+		/* come back to probe even if the limits hold everything longer */
+		__sluice_arm(v, max(now, v->probe_ns) + SLUICE_PROBE_AFTER_NS);
+	}
 	spin_unlock(&v->lock);
-	sluice_submit_list(&out, true);
+	if (blocked)
+		sluice_release_blocked(v);
+	sluice_submit_list(&out, !blocked);
+	if (probe)
+		sluice_send_probe(v);
 }
 
 /*
@@ -344,6 +473,8 @@ static void sluice_vol_put(struct sluice_vol *v)
 		__sluice_dirty_strict_apply(v->md);
 	mutex_unlock(&sluice_vols_lock);
 
+	/* pairs with the release in the probe's end_io: it is done with v */
+	wait_var_event(&v->probe_inflight, !smp_load_acquire(&v->probe_inflight));
 	hrtimer_cancel(&v->timer);
 	cancel_work_sync(&v->dispatch);
 	/* presuspend released every held bio before the last table went */
@@ -522,6 +653,11 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 	u64 now, wait;
 	int d;
 
+	/* our own probe: dm is not holding bios back (see sluice_is_probe()) */
+	if (unlikely(sluice_is_probe(bio))) {
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
 	io->pooled = false;
 	io->throttled = false;
 	io->pool_sc = NULL;
@@ -635,6 +771,7 @@ static void sluice_presuspend(struct dm_target *ti)
 
 	spin_lock(&v->lock);
 	v->may_hold = false;
+	v->live_sc = NULL;
 	__sluice_release(v, &out, ktime_get_ns(),
 			 requeue ? SLUICE_RETURN : SLUICE_ALL);
 	spin_unlock(&v->lock);
@@ -670,6 +807,7 @@ static void sluice_open(struct sluice_c *sc)
 {
 	spin_lock(&sc->vol->lock);
 	sc->vol->may_hold = true;
+	sc->vol->live_sc = sc;
 	spin_unlock(&sc->vol->lock);
 	if (sc->member)
 		sc->policy->reopen(sc->member);
@@ -853,13 +991,19 @@ static int __init dm_sluice_init(void)
 {
 	int r;
 
-	sluice_wq = alloc_workqueue("kdmsluiced", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
-	if (!sluice_wq)
+	sluice_probe_page = alloc_page(GFP_KERNEL);
+	if (!sluice_probe_page)
 		return -ENOMEM;
+	sluice_wq = alloc_workqueue("kdmsluiced", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	if (!sluice_wq) {
+		__free_page(sluice_probe_page);
+		return -ENOMEM;
+	}
 	r = dm_register_target(&sluice_target);
 	if (r < 0) {
 		DMERR("register failed %d", r);
 		destroy_workqueue(sluice_wq);
+		__free_page(sluice_probe_page);
 	}
 	return r;
 }
@@ -868,6 +1012,7 @@ static void __exit dm_sluice_exit(void)
 {
 	dm_unregister_target(&sluice_target);
 	destroy_workqueue(sluice_wq);
+	__free_page(sluice_probe_page);
 }
 
 module_init(dm_sluice_init);

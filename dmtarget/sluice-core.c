@@ -7,7 +7,10 @@
 
 #define SL_OFF(field) __builtin_offsetof(struct sl_config, field)
 
-enum sl_key_type { SL_K_U64, SL_K_BURST, SL_K_WEIGHT, SL_K_IOPS_SIZE, SL_K_LABEL, SL_K_BOOL };
+enum sl_key_type {
+	SL_K_U64, SL_K_BURST, SL_K_WEIGHT, SL_K_IOPS_SIZE, SL_K_LABEL, SL_K_BOOL,
+	SL_K_GROUP, SL_K_GROUP_BURST	/* a group's limits: u64, burst_s */
+};
 
 struct sl_key {
 	const char *name;
@@ -42,27 +45,76 @@ static const struct sl_key sl_keys[] = {
 	SL_KEY(reserve_iops, SL_K_U64, reserve_iops, 0),
 	SL_KEY(reserve_bps, SL_K_U64, reserve_bps, 0),
 	SL_KEY(dirty_strict, SL_K_BOOL, dirty_strict, 0),
+	SL_KEY(group, SL_K_LABEL, group, 1),
+	SL_KEY(group_bps, SL_K_GROUP, group_avg[SL_BPS], 0),
+	SL_KEY(group_rbps, SL_K_GROUP, group_avg[SL_RBPS], 0),
+	SL_KEY(group_wbps, SL_K_GROUP, group_avg[SL_WBPS], 0),
+	SL_KEY(group_iops, SL_K_GROUP, group_avg[SL_IOPS], 0),
+	SL_KEY(group_riops, SL_K_GROUP, group_avg[SL_RIOPS], 0),
+	SL_KEY(group_wiops, SL_K_GROUP, group_avg[SL_WIOPS], 0),
+	SL_KEY(group_bps_max, SL_K_GROUP, group_max[SL_BPS], 0),
+	SL_KEY(group_rbps_max, SL_K_GROUP, group_max[SL_RBPS], 0),
+	SL_KEY(group_wbps_max, SL_K_GROUP, group_max[SL_WBPS], 0),
+	SL_KEY(group_iops_max, SL_K_GROUP, group_max[SL_IOPS], 0),
+	SL_KEY(group_riops_max, SL_K_GROUP, group_max[SL_RIOPS], 0),
+	SL_KEY(group_wiops_max, SL_K_GROUP, group_max[SL_WIOPS], 0),
+	SL_KEY(group_burst_s, SL_K_GROUP_BURST, group_burst_s, 0),
 	SL_KEY(tenant, SL_K_LABEL, tenant, 0),
 };
 
 #define SL_NR_KEYS ARRAY_SIZE(sl_keys)
 
-static const char *const sl_e_max_needs_avg[SL_NR_BUCKETS] = {
-	"bps_max: needs bps", "rbps_max: needs rbps", "wbps_max: needs wbps",
-	"iops_max: needs iops", "riops_max: needs riops", "wiops_max: needs wiops"
+/* The rules of one set of limits: a volume's own ([0]) or its group's ([1]). */
+struct sl_rate_errors {
+	const char *bps_combined, *iops_combined, *bps_max_combined, *iops_max_combined;
+	const char *max_needs_avg[SL_NR_BUCKETS];
+	const char *max_below_avg[SL_NR_BUCKETS];
+	const char *burst_needs_max;
 };
 
-static const char *const sl_e_max_below_avg[SL_NR_BUCKETS] = {
-	"bps_max: must not be below bps", "rbps_max: must not be below rbps",
-	"wbps_max: must not be below wbps", "iops_max: must not be below iops",
-	"riops_max: must not be below riops", "wiops_max: must not be below wiops"
+static const struct sl_rate_errors sl_rate_errors[2] = {
+	{
+		"bps: cannot be combined with rbps or wbps",
+		"iops: cannot be combined with riops or wiops",
+		"bps_max: cannot be combined with rbps_max or wbps_max",
+		"iops_max: cannot be combined with riops_max or wiops_max",
+		{ "bps_max: needs bps", "rbps_max: needs rbps", "wbps_max: needs wbps",
+		  "iops_max: needs iops", "riops_max: needs riops", "wiops_max: needs wiops" },
+		{ "bps_max: must not be below bps", "rbps_max: must not be below rbps",
+		  "wbps_max: must not be below wbps", "iops_max: must not be below iops",
+		  "riops_max: must not be below riops", "wiops_max: must not be below wiops" },
+		"burst_s: needs a _max limit",
+	}, {
+		"group_bps: cannot be combined with group_rbps or group_wbps",
+		"group_iops: cannot be combined with group_riops or group_wiops",
+		"group_bps_max: cannot be combined with group_rbps_max or group_wbps_max",
+		"group_iops_max: cannot be combined with group_riops_max or group_wiops_max",
+		{ "group_bps_max: needs group_bps", "group_rbps_max: needs group_rbps",
+		  "group_wbps_max: needs group_wbps", "group_iops_max: needs group_iops",
+		  "group_riops_max: needs group_riops", "group_wiops_max: needs group_wiops" },
+		{ "group_bps_max: must not be below group_bps",
+		  "group_rbps_max: must not be below group_rbps",
+		  "group_wbps_max: must not be below group_wbps",
+		  "group_iops_max: must not be below group_iops",
+		  "group_riops_max: must not be below group_riops",
+		  "group_wiops_max: must not be below group_wiops" },
+		"group_burst_s: needs a group _max limit",
+	},
 };
 
 void sl_config_init(struct sl_config *cfg)
 {
 	__builtin_memset(cfg, 0, sizeof(*cfg));
 	cfg->burst_s = 1;
+	cfg->group_burst_s = 1;
 	cfg->weight = SL_WEIGHT_DEFAULT;
+}
+
+void sl_config_copy_group(struct sl_config *dst, const struct sl_config *src)
+{
+	__builtin_memcpy(dst->group_avg, src->group_avg, sizeof(dst->group_avg));
+	__builtin_memcpy(dst->group_max, src->group_max, sizeof(dst->group_max));
+	dst->group_burst_s = src->group_burst_s;
 }
 
 /* Decimal u64, digits only: no sign, no spaces, no suffix, no overflow. */
@@ -129,6 +181,7 @@ static int sl_store(struct sl_config *cfg, const struct sl_key *k, const char *v
 	if (sl_parse_u64(val, &v))
 		return -1;
 	switch (k->type) {
+	case SL_K_GROUP_BURST:
 	case SL_K_BURST:
 		if (v < 1 || v > SL_BURST_S_MAX)
 			return -1;
@@ -182,10 +235,13 @@ int sl_config_parse(struct sl_config *cfg, enum sl_parse_mode mode,
 		}
 		seen[k] = 1;
 		if (mode == SL_PARSE_SET && sl_keys[k].table_only) {
-			/* pool is the only table-only key */
-			*err = "pool: cannot be changed by message (load a new table)";
+			*err = sl_keys[k].off == SL_OFF(group) ?
+			       "group: cannot be changed by message (load a new table)" :
+			       "pool: cannot be changed by message (load a new table)";
 			return -1;
 		}
+		if (sl_keys[k].type == SL_K_GROUP || sl_keys[k].type == SL_K_GROUP_BURST)
+			cfg->group_given = true;
 		if (sl_store(cfg, &sl_keys[k], val)) {
 			*err = sl_keys[k].e_value;
 			return -1;
@@ -205,43 +261,69 @@ static u64 sl_total_bound(const u64 *avg, int total, int r, int w)
 	return 0;
 }
 
-int sl_config_validate(const struct sl_config *cfg, const char **err)
+/* QEMU's throttle_is_valid rules for one set of limits. */
+static int sl_rates_validate(const u64 *avg, const u64 *max, u32 burst_s,
+			     const struct sl_rate_errors *e, const char **err)
 {
 	bool any_max = false;
 	int b;
 
-	if (cfg->avg[SL_BPS] && (cfg->avg[SL_RBPS] || cfg->avg[SL_WBPS])) {
-		*err = "bps: cannot be combined with rbps or wbps";
+	if (avg[SL_BPS] && (avg[SL_RBPS] || avg[SL_WBPS])) {
+		*err = e->bps_combined;
 		return -1;
 	}
-	if (cfg->avg[SL_IOPS] && (cfg->avg[SL_RIOPS] || cfg->avg[SL_WIOPS])) {
-		*err = "iops: cannot be combined with riops or wiops";
+	if (avg[SL_IOPS] && (avg[SL_RIOPS] || avg[SL_WIOPS])) {
+		*err = e->iops_combined;
 		return -1;
 	}
-	if (cfg->max[SL_BPS] && (cfg->max[SL_RBPS] || cfg->max[SL_WBPS])) {
-		*err = "bps_max: cannot be combined with rbps_max or wbps_max";
+	if (max[SL_BPS] && (max[SL_RBPS] || max[SL_WBPS])) {
+		*err = e->bps_max_combined;
 		return -1;
 	}
-	if (cfg->max[SL_IOPS] && (cfg->max[SL_RIOPS] || cfg->max[SL_WIOPS])) {
-		*err = "iops_max: cannot be combined with riops_max or wiops_max";
+	if (max[SL_IOPS] && (max[SL_RIOPS] || max[SL_WIOPS])) {
+		*err = e->iops_max_combined;
 		return -1;
 	}
 	for (b = 0; b < SL_NR_BUCKETS; b++) {
-		if (!cfg->max[b])
+		if (!max[b])
 			continue;
-		if (!cfg->avg[b]) {
-			*err = sl_e_max_needs_avg[b];
+		if (!avg[b]) {
+			*err = e->max_needs_avg[b];
 			return -1;
 		}
-		if (cfg->max[b] < cfg->avg[b]) {
-			*err = sl_e_max_below_avg[b];
+		if (max[b] < avg[b]) {
+			*err = e->max_below_avg[b];
 			return -1;
 		}
 		any_max = true;
 	}
-	if (cfg->burst_s > 1 && !any_max) {
-		*err = "burst_s: needs a _max limit";
+	if (burst_s > 1 && !any_max) {
+		*err = e->burst_needs_max;
 		return -1;
+	}
+	return 0;
+}
+
+int sl_config_validate(const struct sl_config *cfg, const char **err)
+{
+	if (sl_rates_validate(cfg->avg, cfg->max, cfg->burst_s, &sl_rate_errors[0], err) ||
+	    sl_rates_validate(cfg->group_avg, cfg->group_max, cfg->group_burst_s,
+			      &sl_rate_errors[1], err))
+		return -1;
+	if (!cfg->group[0]) {
+		static const char *const needs_group[SL_NR_BUCKETS] = {
+			"group_bps: needs group", "group_rbps: needs group",
+			"group_wbps: needs group", "group_iops: needs group",
+			"group_riops: needs group", "group_wiops: needs group"
+		};
+		int b;
+
+		for (b = 0; b < SL_NR_BUCKETS; b++) {
+			if (cfg->group_avg[b]) {
+				*err = needs_group[b];
+				return -1;
+			}
+		}
 	}
 	if (cfg->iops_size && !cfg->avg[SL_IOPS] && !cfg->avg[SL_RIOPS] &&
 	    !cfg->avg[SL_WIOPS]) {
@@ -348,13 +430,17 @@ static int sl_format(const struct sl_config *cfg, char *buf, size_t len,
 				continue;
 		} else {
 			if (key->type == SL_K_BURST || key->type == SL_K_WEIGHT ||
-			    key->type == SL_K_BOOL)
+			    key->type == SL_K_BOOL || key->type == SL_K_GROUP_BURST)
 				v = *(const u32 *)base;
 			else
 				v = *(const u64 *)base;
-			if (for_set)
+			if (for_set && (key->type == SL_K_GROUP ||
+					key->type == SL_K_GROUP_BURST))
+				continue;	/* a set changes its group only when asked */
+			else if (for_set)
 				;	/* every value, so that the set leaves no old one */
-			else if (key->type == SL_K_BURST && v == 1)
+			else if ((key->type == SL_K_BURST ||
+				  key->type == SL_K_GROUP_BURST) && v == 1)
 				continue;
 			else if (key->type == SL_K_WEIGHT && v == SL_WEIGHT_DEFAULT)
 				continue;
@@ -437,29 +523,30 @@ static u64 sl_cost_ns(int bucket, u64 rate, u64 bytes, u64 iops_size)
 	return sl_div_ceil_wide(bytes * SL_NSEC_PER_SEC, rate);
 }
 
-void sl_limits_from_config(struct sl_limits *lim, const struct sl_config *cfg)
+static void sl_limits_from_rates(struct sl_limits *lim, const u64 *avg,
+				 const u64 *max, u32 burst_s, u64 iops_size)
 {
 	int b;
 
 	__builtin_memset(lim, 0, sizeof(*lim));
-	lim->iops_size = cfg->iops_size;
+	lim->iops_size = iops_size;
 	for (b = 0; b < SL_NR_BUCKETS; b++) {
 		struct sl_bucket_cfg *bc = &lim->b[b];
 
-		if (!cfg->avg[b])
+		if (!avg[b])
 			continue;
 		lim->any = true;
-		bc->rate = cfg->avg[b];
-		if (cfg->max[b]) {
+		bc->rate = avg[b];
+		if (max[b]) {
 			/* depth = max * burst_s units, in ns at rate avg */
-			sl_u128 units = (sl_u128)cfg->max[b] * cfg->burst_s;
+			sl_u128 units = (sl_u128)max[b] * burst_s;
 
 			if (units >> 64)
 				bc->tau_ns = U64_MAX;
 			else
-				bc->tau_ns = sl_mul_div((u64)units, SL_NSEC_PER_SEC, cfg->avg[b]);
-			if (cfg->burst_s > 1) {
-				bc->burst_rate = cfg->max[b];
+				bc->tau_ns = sl_mul_div((u64)units, SL_NSEC_PER_SEC, avg[b]);
+			if (burst_s > 1) {
+				bc->burst_rate = max[b];
 				bc->burst_tau_ns = SL_NSEC_PER_SEC / 10;
 			}
 		} else {
@@ -467,6 +554,17 @@ void sl_limits_from_config(struct sl_limits *lim, const struct sl_config *cfg)
 			bc->tau_ns = SL_NSEC_PER_SEC / 10;
 		}
 	}
+}
+
+void sl_limits_from_config(struct sl_limits *lim, const struct sl_config *cfg)
+{
+	sl_limits_from_rates(lim, cfg->avg, cfg->max, cfg->burst_s, cfg->iops_size);
+}
+
+void sl_limits_from_group(struct sl_limits *lim, const struct sl_config *cfg)
+{
+	sl_limits_from_rates(lim, cfg->group_avg, cfg->group_max,
+			     cfg->group_burst_s, 0);
 }
 
 void sl_throttle_init(struct sl_throttle *t)

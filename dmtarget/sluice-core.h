@@ -55,7 +55,7 @@ enum sl_dir { SL_READ = 0, SL_WRITE = 1 };
 #define SL_RESERVE_IOPS_MAX 10000000ULL
 #define SL_RESERVE_BPS_MAX (1ULL << 40)
 /* The longest canonical argument list sl_config_format() can produce. */
-#define SL_FORMAT_MAX 1024
+#define SL_FORMAT_MAX 1600
 
 struct sl_config {
 	u64 avg[SL_NR_BUCKETS];		/* bytes/s or IO/s; 0 = unlimited */
@@ -68,6 +68,15 @@ struct sl_config {
 	u64 reserve_iops;
 	u64 reserve_bps;
 	u32 dirty_strict;		/* 1: the bdi's dirty pages to its own share */
+	/*
+	 * A shared limit group: its limits apply to every table naming it,
+	 * together (group_bps= ... group_wiops_max=, group_burst_s=).
+	 */
+	char group[SL_LABEL_MAX + 1];
+	u64 group_avg[SL_NR_BUCKETS];
+	u64 group_max[SL_NR_BUCKETS];
+	u32 group_burst_s;
+	bool group_given;		/* the words named a group limit */
 };
 
 /* Which parse: a table line may set every key, a "set" message a subset. */
@@ -90,6 +99,9 @@ int sl_config_validate(const struct sl_config *cfg, const char **err);
 
 /* True when any of the six limits is set. */
 bool sl_config_limited(const struct sl_config *cfg);
+
+/* Copy the group's limits (group_avg, group_max, group_burst_s) of src. */
+void sl_config_copy_group(struct sl_config *dst, const struct sl_config *src);
 
 /*
  * Canonical "key=value ..." form of *cfg: keys in a fixed order, defaults
@@ -143,6 +155,8 @@ struct sl_throttle {
 };
 
 void sl_limits_from_config(struct sl_limits *lim, const struct sl_config *cfg);
+/* The group's buckets: every IO counts as one against its IOPS limits. */
+void sl_limits_from_group(struct sl_limits *lim, const struct sl_config *cfg);
 void sl_throttle_init(struct sl_throttle *t);
 
 /*

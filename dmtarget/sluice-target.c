@@ -3,7 +3,9 @@
  * dm-sluice: a device-mapper target that maps a range of one device, like
  * linear, and throttles the bios through it to bytes/s and IO/s limits with
  * bursts (QEMU/libvirt semantics). Bios over budget wait in arrival order,
- * per direction, and are sent on from a workqueue woken by an hrtimer.
+ * per direction, and are sent on from a workqueue woken by an hrtimer (the
+ * stage, sluice-stage.c); then through the volume's shared limit group, if
+ * it names one (sluice-group.c), and its pool (sluice-policy.h).
  *
  * See sluice.rst for the table, messages and status.
  */
@@ -19,231 +21,42 @@
 #include <linux/pagemap.h>
 #include <linux/device-mapper.h>
 
-#include "sluice-core.h"
+#include "sluice-target.h"
 #include "sluice-policy.h"
 
 #define DM_MSG_PREFIX "sluice"
 
-/*
- * Counters, updated without the volume lock so that the unthrottled path
- * takes no lock.
- */
-struct sluice_stats {
-	atomic64_t ios[2];
-	atomic64_t bytes[2];
-	atomic64_t throttled[2];
-	atomic64_t errors[2];
-	atomic64_t flushes;
-	atomic64_t discards;
-	atomic64_t wb_bytes;
-	atomic64_t wait_ns;
-	atomic64_t wait_max_ns;
-	atomic64_t hist[SL_HIST_BUCKETS];
-};
-
-/*
- * The throttle state of one mapped range of one dm device. It is shared by
- * the tables loaded for that device, so that a reload keeps the buckets and
- * the counters: reloading the same table changes nothing.
- */
-struct sluice_vol {
-	struct list_head list;		/* in sluice_vols */
-	struct mapped_device *md;
-	sector_t begin;
-	refcount_t ref;
-	bool dirty_strict;		/* under sluice_vols_lock */
-
-	/*
-	 * Serialises what changes the limits in force (set messages and
-	 * resume), so that two changes cannot lose one another's keys or
-	 * leave the table disagreeing with the limits in force.
-	 */
-	struct mutex cfg_lock;
-
-	spinlock_t lock;		/* protects everything below */
-	struct list_head queue[2];	/* held bios per direction, FIFO */
-	unsigned int nr_queued;
-	u64 seq;			/* arrival order across directions */
-	bool may_hold;			/* false while suspending */
-	bool limited;			/* lim.any, read without the lock */
-	struct sl_limits lim;
-	struct sl_throttle thr;
-
-	struct hrtimer timer;
-	struct work_struct dispatch;
-	struct sluice_stats st;
-	/* bumped by reset_stats: a bio counted before is not uncounted after */
-	atomic_t stats_gen;
-
-	/* the table live and holding bios, for its pool member; under lock */
-	struct sluice_c *live_sc;
-	/* the suspend probe, see sluice_is_probe(); under lock */
-	u64 probe_ns;			/* when the last one was sent */
-	bool probe_inflight;
-	bool probe_blocked;		/* it found dm holding new bios back */
-};
-
-/* One per table. */
-struct sluice_c {
-	struct dm_dev *dev;
-	sector_t start;
-	struct sluice_vol *vol;
-	struct sl_config cfg;		/* under vol->lock once live */
-	struct sluice_policy_type *policy;	/* with pool= */
-	struct sluice_member *member;
-};
-
-/* Per-bio data. */
-struct sluice_io {
-	struct list_head entry;
-	u64 arrival_ns;
-	u64 seq;
-	u32 bytes;			/* counted in st.bytes */
-	u32 stats_gen;			/* vol->stats_gen when counted */
-	u8 dir;
-	bool count_bytes;		/* not a discard */
-	bool wb;			/* counted in st.wb_bytes */
-	bool throttled;			/* counted in st.throttled */
-	bool pooled;			/* admitted to the pool: complete it */
-	struct sluice_c *pool_sc;	/* the table whose pool it goes to */
-};
-
 static LIST_HEAD(sluice_vols);
 static DEFINE_MUTEX(sluice_vols_lock);
-static struct workqueue_struct *sluice_wq;
+struct workqueue_struct *sluice_wq;
 /* The page of every suspend probe: no other bio can carry it. */
 static struct page *sluice_probe_page;
 
-static struct bio *sluice_io_bio(struct sluice_io *io)
-{
-	return dm_bio_from_per_bio_data(io, sizeof(struct sluice_io));
-}
-
 static void sluice_stats_reset(struct sluice_vol *v)
 {
-	struct sluice_stats *st = &v->st;
-	int i;
-
 	atomic_inc(&v->stats_gen);
-	for (i = 0; i < 2; i++) {
-		atomic64_set(&st->ios[i], 0);
-		atomic64_set(&st->bytes[i], 0);
-		atomic64_set(&st->throttled[i], 0);
-		atomic64_set(&st->errors[i], 0);
-	}
-	atomic64_set(&st->flushes, 0);
-	atomic64_set(&st->discards, 0);
-	atomic64_set(&st->wb_bytes, 0);
-	atomic64_set(&st->wait_ns, 0);
-	atomic64_set(&st->wait_max_ns, 0);
-	for (i = 0; i < SL_HIST_BUCKETS; i++)
-		atomic64_set(&st->hist[i], 0);
-}
-
-static void sluice_stats_wait(struct sluice_stats *st, u64 wait)
-{
-	s64 max = atomic64_read(&st->wait_max_ns);
-
-	atomic64_add(wait, &st->wait_ns);
-	atomic64_inc(&st->hist[sl_hist_bucket(wait)]);
-	while ((u64)max < wait) {
-		s64 old = atomic64_cmpxchg(&st->wait_max_ns, max, wait);
-
-		if (old == max)
-			break;
-		max = old;
-	}
-}
-
-static enum hrtimer_restart sluice_timer_fn(struct hrtimer *t)
-{
-	struct sluice_vol *v = container_of(t, struct sluice_vol, timer);
-
-	queue_work(sluice_wq, &v->dispatch);
-	return HRTIMER_NORESTART;
-}
-
-/* Arm the timer for expires unless it is already due earlier. */
-static void __sluice_arm(struct sluice_vol *v, u64 expires)
-{
-	ktime_t when = ns_to_ktime(expires);
-
-	if (hrtimer_is_queued(&v->timer) &&
-	    ktime_compare(hrtimer_get_expires(&v->timer), when) <= 0)
-		return;
-	hrtimer_start_range_ns(&v->timer, when, 20 * NSEC_PER_USEC,
-			       HRTIMER_MODE_ABS);
-}
-
-static void __sluice_charge(struct sluice_vol *v, struct sluice_io *io, u64 now)
-{
-	sl_throttle_charge(&v->thr, &v->lim, now, io->dir, io->bytes,
-			   io->count_bytes);
-}
-
-enum sluice_release {
-	SLUICE_DUE,	/* what the limits allow now; arm the timer for the rest */
-	SLUICE_ALL,	/* everything, charged: a suspend must not wait */
-	SLUICE_RETURN,	/* everything, uncharged: dm will submit it again */
-};
-
-/*
- * Move held bios onto out, oldest first across both directions, charging
- * each unless it is being returned to dm.
- */
-static void __sluice_release(struct sluice_vol *v, struct bio_list *out,
-			     u64 now, enum sluice_release how)
-{
-	for (;;) {
-		struct sluice_io *head[2] = { NULL, NULL }, *io;
-		u64 wait[2] = { U64_MAX, U64_MAX };
-		int d, pick = -1;
-
-		for (d = 0; d < 2; d++) {
-			if (list_empty(&v->queue[d]))
-				continue;
-			head[d] = list_first_entry(&v->queue[d], struct sluice_io, entry);
-			wait[d] = how != SLUICE_DUE ? 0 :
-				  sl_throttle_wait(&v->thr, &v->lim, now, d,
-						   head[d]->count_bytes);
-			if (!wait[d] && (pick < 0 || head[d]->seq < head[pick]->seq))
-				pick = d;
-		}
-		if (pick < 0) {
-			u64 next = min(wait[0], wait[1]);
-
-			if (next != U64_MAX)
-				__sluice_arm(v, now + next);
-			return;
-		}
-		io = head[pick];
-		list_del(&io->entry);
-		v->nr_queued--;
-		if (how != SLUICE_RETURN) {
-			__sluice_charge(v, io, now);
-			sluice_stats_wait(&v->st, now - io->arrival_ns);
-		}
-		bio_list_add(out, sluice_io_bio(io));
-	}
-}
-
-static struct sluice_io *sluice_bio_io(struct bio *bio)
-{
-	return dm_per_bio_data(bio, sizeof(struct sluice_io));
+	sluice_stats_zero(&v->st);
 }
 
 /*
- * Send released bios on, through their pool unless via_pool is false (a
- * suspend must not wait for the pool's turn).
+ * Send released bios on: through their group and pool, through their pool
+ * only (from the group's stage), or to the device at once (a suspend must
+ * not wait for the group's limits or the pool's turn; the group is charged).
  */
-static void sluice_submit_list(struct bio_list *bl, bool via_pool)
+void sluice_submit_list(struct bio_list *bl, enum sluice_next next)
 {
 	struct bio *bio;
 
 	while ((bio = bio_list_pop(bl))) {
 		struct sluice_io *io = sluice_bio_io(bio);
 
-		if (via_pool && io->pool_sc) {
+		if (io->group && !io->group_passed) {
+			if (next == SLUICE_TO_DEVICE)
+				sluice_group_charge(io->group, io);
+			else if (!sluice_group_admit(io->group, io))
+				continue;
+		}
+		if (next != SLUICE_TO_DEVICE && io->pool_sc) {
 			struct sluice_c *sc = io->pool_sc;
 
 			io->pooled = true;
@@ -287,17 +100,17 @@ static void sluice_probe_end_io(struct bio *bio)
 	bool blocked = bio->bi_status != BLK_STS_OK;
 
 	bio_put(bio);
-	spin_lock(&v->lock);
+	spin_lock(&v->s.lock);
 	v->probe_blocked = blocked;
-	spin_unlock(&v->lock);
+	spin_unlock(&v->s.lock);
 	if (blocked)
-		queue_work(sluice_wq, &v->dispatch);
+		queue_work(sluice_wq, &v->s.dispatch);
 	/* the last touch of v: sluice_vol_put() waits for this */
 	smp_store_release(&v->probe_inflight, false);
 	wake_up_var(&v->probe_inflight);
 }
 
-/* Under v->lock: whether a probe is due now. */
+/* Under v->s.lock: whether a probe is due now. */
 static bool __sluice_probe_due(struct sluice_vol *v, u64 now)
 {
 	struct sluice_io *oldest = NULL, *io;
@@ -306,9 +119,9 @@ static bool __sluice_probe_due(struct sluice_vol *v, u64 now)
 	if (v->probe_inflight || !v->may_hold || now - v->probe_ns < SLUICE_PROBE_AFTER_NS)
 		return false;
 	for (d = 0; d < 2; d++) {
-		if (list_empty(&v->queue[d]))
+		if (list_empty(&v->s.queue[d]))
 			continue;
-		io = list_first_entry(&v->queue[d], struct sluice_io, entry);
+		io = list_first_entry(&v->s.queue[d], struct sluice_io, entry);
 		if (!oldest || io->arrival_ns < oldest->arrival_ns)
 			oldest = io;
 	}
@@ -338,51 +151,71 @@ static void sluice_send_probe(struct sluice_vol *v)
 }
 
 /*
- * A probe found dm holding bios back: what the volume's pool member holds
- * goes too, outside the pool (the member stays open: no resume follows an
+ * Take back what the volume's group and pool member hold for it, oldest
+ * first (what the pool holds passed the group before what the group holds);
+ * close both, until sluice_open(), if the volume is suspending.
+ */
+static void sluice_take_back(struct sluice_c *sc, struct bio_list *out, bool close)
+{
+	struct bio_list pooled = BIO_EMPTY_LIST;
+	struct bio *bio;
+
+	if (sc->member) {
+		sc->policy->drain(sc->member, &pooled);
+		if (!close)
+			sc->policy->reopen(sc->member);
+		bio_list_for_each(bio, &pooled)
+			sluice_bio_io(bio)->pooled = false;
+	}
+	if (sc->group)
+		sluice_group_drain(sc->group, sc->vol, &pooled, close);
+	bio_list_merge(&pooled, out);
+	*out = pooled;
+}
+
+/*
+ * A probe found dm holding bios back: what the volume's group and pool
+ * member hold goes too, at once (they stay open: no resume follows an
  * internal suspend).
  */
 static void sluice_release_blocked(struct sluice_vol *v)
 {
-	struct bio_list pooled = BIO_EMPTY_LIST;
+	struct bio_list out = BIO_EMPTY_LIST;
 	struct sluice_c *sc;
-	struct bio *bio;
 
-	spin_lock(&v->lock);
+	spin_lock(&v->s.lock);
 	sc = v->live_sc;
-	spin_unlock(&v->lock);
-	if (!sc || !sc->member)
+	spin_unlock(&v->s.lock);
+	if (!sc)
 		return;
-	sc->policy->drain(sc->member, &pooled);
-	sc->policy->reopen(sc->member);
-	bio_list_for_each(bio, &pooled)
-		sluice_bio_io(bio)->pooled = false;
-	sluice_submit_list(&pooled, false);
+	sluice_take_back(sc, &out, false);
+	sluice_submit_list(&out, SLUICE_TO_DEVICE);
 }
 
 static void sluice_dispatch_fn(struct work_struct *w)
 {
-	struct sluice_vol *v = container_of(w, struct sluice_vol, dispatch);
+	struct sluice_vol *v = container_of(w, struct sluice_vol, s.dispatch);
 	struct bio_list out = BIO_EMPTY_LIST;
 	u64 now = ktime_get_ns();
 	bool probe, blocked;
 
-	spin_lock(&v->lock);
+	spin_lock(&v->s.lock);
 	blocked = v->probe_blocked;
 	v->probe_blocked = false;
-	__sluice_release(v, &out, now, blocked ? SLUICE_ALL : SLUICE_DUE);
+	__sluice_stage_release(&v->s, &v->st, &out, now,
+			       blocked ? SLUICE_ALL : SLUICE_DUE);
 	probe = !blocked && __sluice_probe_due(v, now);
 	if (probe) {
 		v->probe_inflight = true;
 		v->probe_ns = now;
-	} else if (v->nr_queued && !v->probe_inflight) {
+	} else if (v->s.nr_queued && !v->probe_inflight) {
 		/* come back to probe even if the limits hold everything longer */
-		__sluice_arm(v, max(now, v->probe_ns) + SLUICE_PROBE_AFTER_NS);
+		__sluice_stage_arm(&v->s, max(now, v->probe_ns) + SLUICE_PROBE_AFTER_NS);
 	}
-	spin_unlock(&v->lock);
+	spin_unlock(&v->s.lock);
 	if (blocked)
 		sluice_release_blocked(v);
-	sluice_submit_list(&out, !blocked);
+	sluice_submit_list(&out, blocked ? SLUICE_TO_DEVICE : SLUICE_TO_GROUP);
 	if (probe)
 		sluice_send_probe(v);
 }
@@ -428,10 +261,41 @@ static void sluice_dirty_strict(struct sluice_vol *v, bool on)
 	mutex_unlock(&sluice_vols_lock);
 }
 
+/*
+ * Whether sc, about to join its pool, would sit directly over, or directly
+ * under, a live member of the same pool: the upper member's bio would hold
+ * a slot while its clone below waited for one, and a pool full of such bios
+ * deadlocks (the stall detector would only break it after a second each
+ * time). Refused at table load. A map between the two (a linear device,
+ * say) hides them from each other: the pool then relies on the detector.
+ */
+static bool sluice_nests_in_pool(struct sluice_c *sc, struct mapped_device *md)
+{
+	dev_t self = disk_devt(dm_disk(md)), below = sc->dev->bdev->bd_dev;
+	struct sluice_vol *v;
+	bool nests = false;
+
+	mutex_lock(&sluice_vols_lock);
+	list_for_each_entry(v, &sluice_vols, list) {
+		struct sluice_c *other;
+
+		spin_lock(&v->s.lock);
+		/* a live table is not destroyed before presuspend clears this */
+		other = v->live_sc;
+		if (other && other->member && !strcmp(other->cfg.pool, sc->cfg.pool) &&
+		    (disk_devt(dm_disk(v->md)) == below || other->dev->bdev->bd_dev == self))
+			nests = true;
+		spin_unlock(&v->s.lock);
+		if (nests)
+			break;
+	}
+	mutex_unlock(&sluice_vols_lock);
+	return nests;
+}
+
 static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begin)
 {
 	struct sluice_vol *v;
-	int d;
 
 	mutex_lock(&sluice_vols_lock);
 	list_for_each_entry(v, &sluice_vols, list) {
@@ -447,13 +311,8 @@ static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begi
 	v->begin = begin;
 	refcount_set(&v->ref, 1);
 	mutex_init(&v->cfg_lock);
-	spin_lock_init(&v->lock);
-	for (d = 0; d < 2; d++)
-		INIT_LIST_HEAD(&v->queue[d]);
+	sluice_stage_init(&v->s, sluice_dispatch_fn);
 	v->may_hold = true;
-	hrtimer_init(&v->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	v->timer.function = sluice_timer_fn;
-	INIT_WORK(&v->dispatch, sluice_dispatch_fn);
 	sluice_stats_reset(v);
 	list_add(&v->list, &sluice_vols);
 out:
@@ -475,10 +334,8 @@ static void sluice_vol_put(struct sluice_vol *v)
 
 	/* pairs with the release in the probe's end_io: it is done with v */
 	wait_var_event(&v->probe_inflight, !smp_load_acquire(&v->probe_inflight));
-	hrtimer_cancel(&v->timer);
-	cancel_work_sync(&v->dispatch);
 	/* presuspend released every held bio before the last table went */
-	WARN_ON_ONCE(v->nr_queued);
+	sluice_stage_stop(&v->s);
 	kfree(v);
 }
 
@@ -486,14 +343,9 @@ static void sluice_vol_put(struct sluice_vol *v)
 static void sluice_install(struct sluice_vol *v, const struct sl_config *cfg)
 {
 	struct sl_limits lim;
-	u64 now = ktime_get_ns();
 
 	sl_limits_from_config(&lim, cfg);
-	spin_lock(&v->lock);
-	sl_throttle_rescale(&v->thr, &v->lim, &lim, now);
-	v->lim = lim;
-	WRITE_ONCE(v->limited, lim.any);
-	spin_unlock(&v->lock);
+	sluice_stage_install(&v->s, &lim);
 }
 
 static void sluice_member_params(struct sluice_member_params *mp,
@@ -512,6 +364,8 @@ static void sluice_dtr(struct dm_target *ti)
 		sc->policy->detach(sc->member);
 	if (sc->policy)
 		sluice_policy_put(sc->policy);
+	if (sc->group)
+		sluice_group_put(sc->group);
 	if (sc->vol)
 		sluice_vol_put(sc->vol);
 	if (sc->dev)
@@ -530,6 +384,8 @@ static void sluice_dtr(struct dm_target *ti)
  *   iops_size                            an IO of n * iops_size bytes is n IOs
  *   pool weight reserve_iops reserve_bps sharing a pool (weight module)
  *   dirty_strict                         0 or 1: the bdi's strict dirty limit
+ *   group group_bps ... group_wiops_max group_burst_s
+ *                                        a shared limit group and its limits
  *   tenant                               a label reported back, unused here
  */
 static int sluice_ctr(struct dm_target *ti, unsigned int argc, char **argv)
@@ -595,9 +451,22 @@ static int sluice_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 			goto bad;
 		}
 	}
+	if (sc->cfg.group[0]) {
+		sc->group = sluice_group_get(sc->cfg.group);
+		if (!sc->group) {
+			ti->error = "group: cannot allocate group";
+			ret = -ENOMEM;
+			goto bad;
+		}
+	}
 	ret = dm_get_device(ti, argv[0], dm_table_get_mode(ti->table), &sc->dev);
 	if (ret) {
 		ti->error = "Device lookup failed";
+		goto bad;
+	}
+	if (sc->member && sluice_nests_in_pool(sc, dm_table_get_md(ti->table))) {
+		ti->error = "pool: the device below or above is a member of the same pool";
+		ret = -EINVAL;
 		goto bad;
 	}
 	sc->vol = sluice_vol_get(dm_table_get_md(ti->table), ti->begin);
@@ -638,10 +507,18 @@ static int sluice_pass(struct sluice_c *sc, struct sluice_io *io,
 {
 	if (!sc->member)
 		return DM_MAPIO_REMAPPED;
-	io->pool_sc = sc;
 	io->pooled = true;
 	return sc->policy->admit(sc->member, bio) ? DM_MAPIO_REMAPPED :
 						    DM_MAPIO_SUBMITTED;
+}
+
+/* A bio within its volume's limits: its group's next, then its pool. */
+static int sluice_next(struct sluice_c *sc, struct sluice_io *io,
+		       struct bio *bio)
+{
+	if (io->group && !sluice_group_admit(io->group, io))
+		return DM_MAPIO_SUBMITTED;
+	return sluice_pass(sc, io, bio);
 }
 
 static int sluice_map(struct dm_target *ti, struct bio *bio)
@@ -660,7 +537,10 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 	}
 	io->pooled = false;
 	io->throttled = false;
-	io->pool_sc = NULL;
+	io->group_passed = false;
+	io->pool_sc = sc->member ? sc : NULL;
+	io->vol = v;
+	io->group = sc->group;
 	bio_set_dev(bio, sc->dev->bdev);
 	if (bio_sectors(bio))
 		bio->bi_iter.bi_sector = sc->start +
@@ -690,36 +570,36 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 		atomic64_inc(&v->st.discards);
 	if (io->wb)
 		atomic64_add(io->bytes, &v->st.wb_bytes);
+	if (io->group)
+		sluice_group_count(io->group, io, 1);
 
-	if (!READ_ONCE(v->limited) && list_empty_careful(&v->queue[d]))
-		return sluice_pass(sc, io, bio);
+	if (!READ_ONCE(v->s.limited) && list_empty_careful(&v->s.queue[d]))
+		return sluice_next(sc, io, bio);
 
-	spin_lock(&v->lock);
+	spin_lock(&v->s.lock);
 	now = ktime_get_ns();
 	if (!v->may_hold) {
 		/* suspending: neither the limits nor the pool may hold it */
-		__sluice_charge(v, io, now);
-		spin_unlock(&v->lock);
+		__sluice_stage_charge(&v->s, io, now);
+		spin_unlock(&v->s.lock);
+		if (io->group)
+			sluice_group_charge(io->group, io);
+		io->pool_sc = NULL;
 		return DM_MAPIO_REMAPPED;
 	}
-	if (list_empty(&v->queue[d])) {
-		wait = sl_throttle_wait(&v->thr, &v->lim, now, d, io->count_bytes);
+	if (list_empty(&v->s.queue[d])) {
+		wait = sl_throttle_wait(&v->s.thr, &v->s.lim, now, d, io->count_bytes);
 		if (!wait) {
-			__sluice_charge(v, io, now);
-			spin_unlock(&v->lock);
-			return sluice_pass(sc, io, bio);
+			__sluice_stage_charge(&v->s, io, now);
+			spin_unlock(&v->s.lock);
+			return sluice_next(sc, io, bio);
 		}
-		__sluice_arm(v, now + wait);
+		__sluice_stage_arm(&v->s, now + wait);
 	}
-	if (sc->member)
-		io->pool_sc = sc;
 	io->throttled = true;
-	io->arrival_ns = now;
-	io->seq = v->seq++;
-	list_add_tail(&io->entry, &v->queue[d]);
-	v->nr_queued++;
+	__sluice_stage_hold(&v->s, io, now);
 	atomic64_inc(&v->st.throttled[d]);
-	spin_unlock(&v->lock);
+	spin_unlock(&v->s.lock);
 	return DM_MAPIO_SUBMITTED;
 }
 
@@ -755,6 +635,13 @@ static void sluice_uncount(struct sluice_vol *v, struct sluice_io *io)
 		atomic64_sub(io->bytes, &v->st.wb_bytes);
 }
 
+static void sluice_uncount_all(struct sluice_vol *v, struct sluice_io *io)
+{
+	sluice_uncount(v, io);
+	if (io->group)
+		sluice_group_count(io->group, io, -1);
+}
+
 /*
  * Stop holding bios. On a noflush suspend the held bios go back to dm, which
  * submits them again after resume, through whatever table is live then; on
@@ -766,38 +653,32 @@ static void sluice_presuspend(struct dm_target *ti)
 	struct sluice_vol *v = sc->vol;
 	bool requeue = dm_noflush_suspending(ti);
 	struct bio_list out = BIO_EMPTY_LIST, back = BIO_EMPTY_LIST;
-	struct bio_list pooled = BIO_EMPTY_LIST;
 	struct bio *bio;
 
-	spin_lock(&v->lock);
+	spin_lock(&v->s.lock);
 	v->may_hold = false;
 	v->live_sc = NULL;
-	__sluice_release(v, &out, ktime_get_ns(),
-			 requeue ? SLUICE_RETURN : SLUICE_ALL);
-	spin_unlock(&v->lock);
-	hrtimer_cancel(&v->timer);
-	/* the worker may be admitting bios to the pool: let it finish first */
-	cancel_work_sync(&v->dispatch);
-	/* what the pool holds passed the limits before what they hold */
-	if (sc->member) {
-		sc->policy->drain(sc->member, &pooled);
-		bio_list_for_each(bio, &pooled)
-			sluice_bio_io(bio)->pooled = false;
-	}
-	bio_list_merge(&pooled, &out);
+	__sluice_stage_release(&v->s, &v->st, &out, ktime_get_ns(),
+			       requeue ? SLUICE_RETURN : SLUICE_ALL);
+	spin_unlock(&v->s.lock);
+	hrtimer_cancel(&v->s.timer);
+	/* the worker may be admitting bios to the group: let it finish first */
+	cancel_work_sync(&v->s.dispatch);
+	/* what the group and pool hold passed the limits before what they hold */
+	sluice_take_back(sc, &out, true);
 
 	if (!requeue) {
-		sluice_submit_list(&pooled, false);
+		sluice_submit_list(&out, SLUICE_TO_DEVICE);
 		return;
 	}
 	/*
 	 * dm puts each requeued bio at the head of its deferred list: hand
 	 * them back newest first so that they are submitted again in order.
 	 */
-	while ((bio = bio_list_pop(&pooled)))
+	while ((bio = bio_list_pop(&out)))
 		bio_list_add_head(&back, bio);
 	while ((bio = bio_list_pop(&back))) {
-		sluice_uncount(v, sluice_bio_io(bio));
+		sluice_uncount_all(v, sluice_bio_io(bio));
 		bio->bi_status = BLK_STS_DM_REQUEUE;
 		bio_endio(bio);
 	}
@@ -805,12 +686,14 @@ static void sluice_presuspend(struct dm_target *ti)
 
 static void sluice_open(struct sluice_c *sc)
 {
-	spin_lock(&sc->vol->lock);
+	spin_lock(&sc->vol->s.lock);
 	sc->vol->may_hold = true;
 	sc->vol->live_sc = sc;
-	spin_unlock(&sc->vol->lock);
+	spin_unlock(&sc->vol->s.lock);
 	if (sc->member)
 		sc->policy->reopen(sc->member);
+	if (sc->group)
+		sluice_group_open(sc->group, sc->vol);
 }
 
 static void sluice_presuspend_undo(struct dm_target *ti)
@@ -826,6 +709,16 @@ static void sluice_resume(struct dm_target *ti)
 	mutex_lock(&v->cfg_lock);
 	sluice_install(v, &sc->cfg);
 	sluice_dirty_strict(v, sc->cfg.dirty_strict);
+	/*
+	 * A table that names group limits sets them for the whole group when
+	 * it first goes live; later changes (a set to any member) stand.
+	 */
+	if (sc->group && sc->cfg.group_given) {
+		sluice_group_set(sc->group, &sc->cfg);
+		spin_lock(&v->s.lock);
+		sc->cfg.group_given = false;
+		spin_unlock(&v->s.lock);
+	}
 	mutex_unlock(&v->cfg_lock);
 	sluice_open(sc);
 }
@@ -852,52 +745,89 @@ static void sluice_emit_info(struct sluice_stats *st, char *result,
 		DMEMIT("%s%lld", i ? "," : "", atomic64_read(&st->hist[i]));
 }
 
+/* The table's config as in force: its group's limits from the group. */
+static void sluice_table_config(struct sluice_c *sc, struct sl_config *cfg)
+{
+	spin_lock(&sc->vol->s.lock);
+	*cfg = sc->cfg;
+	spin_unlock(&sc->vol->s.lock);
+	if (sc->group)
+		sluice_group_config(sc->group, cfg);
+}
+
+/*
+ * "<#args> <key=value> ..." of cfg (or, for IMA, the words joined by
+ * commas), formatted in place in result: a config's canonical form is too
+ * long for a kernel stack. The words go after room for the count, which is
+ * then put before them.
+ */
+static void sluice_emit_args(const struct sl_config *cfg, char *result,
+			     unsigned int maxlen, unsigned int *szp, bool ima)
+{
+	unsigned int sz = *szp, room = ima ? 0 : 4, len;
+	char count[4];
+	int words;
+
+	if (sz + room + 1 >= maxlen)
+		return;
+	words = sl_config_format(cfg, result + sz + room, maxlen - sz - room);
+	if (words < 0) {
+		result[sz] = '\0';
+		return;
+	}
+	len = strlen(result + sz + room);
+	if (ima) {
+		strreplace(result + sz, ' ', ',');
+		*szp = sz + len;
+		return;
+	}
+	snprintf(count, sizeof(count), "%d%s", words, words ? " " : "");
+	memmove(result + sz + strlen(count), result + sz + room, len + 1);
+	memcpy(result + sz, count, strlen(count));
+	*szp = sz + strlen(count) + len;
+}
+
 static void sluice_status(struct dm_target *ti, status_type_t type,
 			  unsigned int status_flags, char *result,
 			  unsigned int maxlen)
 {
 	struct sluice_c *sc = ti->private;
 	struct sluice_vol *v = sc->vol;
-	char args[SL_FORMAT_MAX];
 	struct sl_config cfg;
 	unsigned int sz = 0, nr_queued;
-	int words;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		spin_lock(&v->lock);
-		nr_queued = v->nr_queued;
-		spin_unlock(&v->lock);
+		spin_lock(&v->s.lock);
+		nr_queued = v->s.nr_queued;
+		spin_unlock(&v->s.lock);
 		sluice_emit_info(&v->st, result, maxlen, nr_queued);
-		if (sc->member) {
-			sz = strlen(result);
+		sz = strlen(result);
+		if (sc->group)
+			sluice_group_status(sc->group, result, maxlen, &sz);
+		if (sc->member)
 			sc->policy->status(sc->member, result, maxlen, &sz);
-		}
 		break;
 	case STATUSTYPE_TABLE:
-		spin_lock(&v->lock);
-		cfg = sc->cfg;
-		spin_unlock(&v->lock);
-		words = sl_config_format(&cfg, args, sizeof(args));
-		DMEMIT("%s %llu %d%s%s", sc->dev->name, (unsigned long long)sc->start,
-		       words, words ? " " : "", args);
+		sluice_table_config(sc, &cfg);
+		DMEMIT("%s %llu ", sc->dev->name, (unsigned long long)sc->start);
+		sluice_emit_args(&cfg, result, maxlen, &sz, false);
 		break;
 	case STATUSTYPE_IMA:
-		spin_lock(&v->lock);
-		cfg = sc->cfg;
-		spin_unlock(&v->lock);
-		sl_config_format(&cfg, args, sizeof(args));
-		strreplace(args, ' ', ',');
+		sluice_table_config(sc, &cfg);
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
-		DMEMIT(",device_name=%s,start=%llu,limits=%s;", sc->dev->name,
-		       (unsigned long long)sc->start, args);
+		DMEMIT(",device_name=%s,start=%llu,limits=", sc->dev->name,
+		       (unsigned long long)sc->start);
+		sluice_emit_args(&cfg, result, maxlen, &sz, true);
+		DMEMIT(";");
 		break;
 	}
 }
 
 /*
  * Messages:
- *   set <key=value> [...]   change limits live; all or nothing
+ *   set <key=value> [...]   change limits live; all or nothing; group_*
+ *                           keys change the volume's group's limits
  *   pool depth=<n> cost=<iops|bytes>   pool parameters (weight module)
  *   reset_stats             zero the counters
  */
@@ -935,15 +865,19 @@ static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
 	}
 	mutex_lock(&v->cfg_lock);
 	cfg = sc->cfg;
+	/* group_* keys change the group's limits in force, from any member */
+	cfg.group_given = false;
+	if (sc->group)
+		sluice_group_config(sc->group, &cfg);
 	if (sl_config_parse(&cfg, SL_PARSE_SET, argc - 1, argv + 1, &err, &bad)) {
 		mutex_unlock(&v->cfg_lock);
 		DMWARN("set rejected%s%s: %s; limits unchanged", bad ? " at " : "",
 		       bad ? bad : "", err);
 		return -EINVAL;
 	}
-	spin_lock(&v->lock);
+	spin_lock(&v->s.lock);
 	sc->cfg = cfg;
-	spin_unlock(&v->lock);
+	spin_unlock(&v->s.lock);
 	sluice_install(v, &cfg);
 	sluice_dirty_strict(v, cfg.dirty_strict);
 	if (sc->member) {
@@ -952,9 +886,15 @@ static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
 		sluice_member_params(&mp, &cfg);
 		sc->policy->set(sc->member, &mp);
 	}
+	if (cfg.group_given) {
+		sluice_group_set(sc->group, &cfg);
+		spin_lock(&v->s.lock);
+		sc->cfg.group_given = false;
+		spin_unlock(&v->s.lock);
+	}
 	mutex_unlock(&v->cfg_lock);
 	/* new limits may release held bios now, or later than armed */
-	queue_work(sluice_wq, &v->dispatch);
+	queue_work(sluice_wq, &v->s.dispatch);
 	return 0;
 }
 

@@ -67,6 +67,8 @@ static void canonical_order_and_defaults_left_out(void)
 		      "rbps=1 wiops=10 wiops_max=20 burst_s=3 iops_size=4096 tenant=t-1"));
 	CHECK(!strcmp(canon("tenant=a dirty_strict=1 wbps=5"), "wbps=5 dirty_strict=1 tenant=a"));
 	CHECK(!strcmp(canon("dirty_strict=0 wbps=5"), "wbps=5"));
+	CHECK(!strcmp(canon("group_iops=1000 riops=300 group=acme group_burst_s=1"),
+		      "riops=300 group=acme group_iops=1000"));
 }
 
 static void canonical_form_parses_back_to_itself(void)
@@ -77,6 +79,8 @@ static void canonical_form_parses_back_to_itself(void)
 		"iops=18446744073709551615 iops_max=18446744073709551615 iops_size=4294967295 tenant=A.b_c-9",
 		"bps=0",
 		"",
+		"group=acme",
+		"iops=300 group=acme group_iops=1000 group_wbps=5 group_wbps_max=10 group_burst_s=4",
 	};
 
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
@@ -108,6 +112,14 @@ struct bad_case {
 
 /* Each rejection names the argument. */
 static const struct bad_case bad_table[] = {
+	{ "group_iops=10", "group_iops: needs group" },
+	{ "group_wbps=10 group_wbps_max=20 group_burst_s=2", "group_wbps: needs group" },
+	{ "group=g group_bps=1 group_rbps=1", "group_bps: cannot be combined with group_rbps or group_wbps" },
+	{ "group=g group_iops_max=5", "group_iops_max: needs group_iops" },
+	{ "group=g group_riops=5 group_riops_max=4", "group_riops_max: must not be below group_riops" },
+	{ "group=g group_iops=5 group_burst_s=2", "group_burst_s: needs a group _max limit" },
+	{ "group=g group_burst_s=0", "group_burst_s: invalid value" },
+	{ "group=a/b", "group: invalid value" },
 	{ "bps=", "bps: invalid value" },
 	{ "bps=-1", "bps: invalid value" },
 	{ "bps=1.5", "bps: invalid value" },
@@ -220,6 +232,33 @@ static void set_cannot_change_pool(void)
 	sl_config_init(&cfg);
 	CHECK(parse(&cfg, SL_PARSE_SET, "pool=x", &err) != 0);
 	CHECK(!strcmp(err, "pool: cannot be changed by message (load a new table)"));
+	sl_config_init(&cfg);
+	CHECK(parse(&cfg, SL_PARSE_SET, "group=x", &err) != 0);
+	CHECK(!strcmp(err, "group: cannot be changed by message (load a new table)"));
+}
+
+/*
+ * A set names the group's limits only when asked: the set that makes a
+ * volume's own config leaves them out, and a set with group keys says so.
+ */
+static void set_changes_group_limits_only_when_named(void)
+{
+	struct sl_config cfg;
+	char set[SL_FORMAT_MAX];
+	const char *err;
+
+	sl_config_init(&cfg);
+	CHECK(parse(&cfg, SL_PARSE_TABLE, "iops=5 group=g group_iops=100", &err) == 0);
+	CHECK(cfg.group_given);
+	CHECK(sl_config_format_set(&cfg, set, sizeof(set)) > 0);
+	CHECK(strstr(set, "group") == NULL);
+	cfg.group_given = false;
+	CHECK(parse(&cfg, SL_PARSE_SET, "iops=6", &err) == 0);
+	CHECK(!cfg.group_given);
+	CHECK(parse(&cfg, SL_PARSE_SET, "group_iops=200", &err) == 0);
+	CHECK(cfg.group_given);
+	CHECK_EQ_U64(cfg.group_avg[SL_IOPS], 200);
+	CHECK_EQ_U64(cfg.avg[SL_IOPS], 6);
 }
 
 static void format_reports_a_short_buffer(void)
@@ -243,7 +282,13 @@ static void longest_config_fits_format_max(void)
 			      "burst_s=86400 iops_size=4294967295 "
 			      "pool=012345678901234567890123456789012345678901234567890123456789012 "
 			      "weight=10000 reserve_iops=10000000 reserve_bps=1099511627776 "
-			      "dirty_strict=1 tenant=012345678901234567890123456789012345678901234567890123456789012");
+			      "dirty_strict=1 group=012345678901234567890123456789012345678901234567890123456789012 "
+			      "group_rbps=18446744073709551615 group_wbps=18446744073709551615 "
+			      "group_riops=18446744073709551615 group_wiops=18446744073709551615 "
+			      "group_rbps_max=18446744073709551615 group_wbps_max=18446744073709551615 "
+			      "group_riops_max=18446744073709551615 group_wiops_max=18446744073709551615 "
+			      "group_burst_s=86400 "
+			      "tenant=012345678901234567890123456789012345678901234567890123456789012");
 
 	CHECK(strncmp(c, "rbps=", 5) == 0);
 }
@@ -295,6 +340,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(set_merges_into_current_config),
 	UNIT_TEST(set_conflict_with_current_is_rejected),
 	UNIT_TEST(set_cannot_change_pool),
+	UNIT_TEST(set_changes_group_limits_only_when_named),
 	UNIT_TEST(format_reports_a_short_buffer),
 	UNIT_TEST(longest_config_fits_format_max),
 };

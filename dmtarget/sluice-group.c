@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared limit groups of dm-sluice: every table that names group=<name>
+ * shares one throttle stage, whose limits are the group_* keys of the table
+ * last resumed with any, or of the last set message naming them. A bio
+ * passes its volume's own limits first, then its group's. Groups are found
+ * by name and live while a table names them, so reloads and suspends keep
+ * their buckets as they keep a volume's.
+ */
+#include <linux/ktime.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "sluice-target.h"
+
+#define DM_MSG_PREFIX "sluice"
+
+struct sluice_group {
+	struct list_head list;		/* in sluice_groups */
+	char name[SL_LABEL_MAX + 1];
+	unsigned int refs;		/* tables naming it; sluice_groups_lock */
+	struct mutex cfg_lock;		/* serialises changes of its limits */
+	struct sluice_stage s;
+	struct sl_config cfg;		/* its group_* limits; under s.lock */
+	struct sluice_stats st;
+};
+
+static LIST_HEAD(sluice_groups);
+static DEFINE_MUTEX(sluice_groups_lock);
+
+static void sluice_group_dispatch_fn(struct work_struct *w)
+{
+	struct sluice_group *g = container_of(w, struct sluice_group, s.dispatch);
+	struct bio_list out = BIO_EMPTY_LIST;
+
+	spin_lock(&g->s.lock);
+	__sluice_stage_release(&g->s, &g->st, &out, ktime_get_ns(), SLUICE_DUE);
+	spin_unlock(&g->s.lock);
+	sluice_submit_list(&out, SLUICE_TO_POOL);
+}
+
+struct sluice_group *sluice_group_get(const char *name)
+{
+	struct sluice_group *g;
+
+	mutex_lock(&sluice_groups_lock);
+	list_for_each_entry(g, &sluice_groups, list) {
+		if (!strcmp(g->name, name)) {
+			g->refs++;
+			goto out;
+		}
+	}
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (!g)
+		goto out;
+	strscpy(g->name, name, sizeof(g->name));
+	g->refs = 1;
+	mutex_init(&g->cfg_lock);
+	sluice_stage_init(&g->s, sluice_group_dispatch_fn);
+	sl_config_init(&g->cfg);
+	sluice_stats_zero(&g->st);
+	list_add(&g->list, &sluice_groups);
+out:
+	mutex_unlock(&sluice_groups_lock);
+	return g;
+}
+
+void sluice_group_put(struct sluice_group *g)
+{
+	mutex_lock(&sluice_groups_lock);
+	if (--g->refs) {
+		mutex_unlock(&sluice_groups_lock);
+		return;
+	}
+	list_del(&g->list);
+	mutex_unlock(&sluice_groups_lock);
+	/* every member drained what it had here when it was suspended */
+	sluice_stage_stop(&g->s);
+	kfree(g);
+}
+
+/* Make the group_* limits of cfg the group's, whichever member asks. */
+void sluice_group_set(struct sluice_group *g, const struct sl_config *cfg)
+{
+	struct sl_limits lim;
+
+	mutex_lock(&g->cfg_lock);
+	sl_limits_from_group(&lim, cfg);
+	sluice_stage_install(&g->s, &lim);
+	spin_lock(&g->s.lock);
+	sl_config_copy_group(&g->cfg, cfg);
+	spin_unlock(&g->s.lock);
+	mutex_unlock(&g->cfg_lock);
+	/* new limits may release held bios now */
+	queue_work(sluice_wq, &g->s.dispatch);
+}
+
+/* The group's limits in force into cfg's group_* fields. */
+void sluice_group_config(struct sluice_group *g, struct sl_config *cfg)
+{
+	spin_lock(&g->s.lock);
+	sl_config_copy_group(cfg, &g->cfg);
+	spin_unlock(&g->s.lock);
+}
+
+/* The group's counters take every bio its members map, as theirs do. */
+void sluice_group_count(struct sluice_group *g, struct sluice_io *io, int sign)
+{
+	atomic64_add(sign, &g->st.ios[io->dir]);
+	atomic64_add(sign * (s64)io->bytes, &g->st.bytes[io->dir]);
+}
+
+/*
+ * A bio that passed its volume's limits: true if it may go on now (it is
+ * charged), false if the group holds it; its worker sends it on later.
+ */
+bool sluice_group_admit(struct sluice_group *g, struct sluice_io *io)
+{
+	u64 now, wait;
+	int d = io->dir;
+
+	if (!READ_ONCE(g->s.limited) && list_empty_careful(&g->s.queue[d])) {
+		io->group_passed = true;
+		return true;
+	}
+	spin_lock(&g->s.lock);
+	now = ktime_get_ns();
+	if (io->vol->group_closed) {
+		/* its volume is suspending: held nowhere */
+		__sluice_stage_charge(&g->s, io, now);
+		spin_unlock(&g->s.lock);
+		io->group_passed = true;
+		return true;
+	}
+	if (list_empty(&g->s.queue[d])) {
+		wait = sl_throttle_wait(&g->s.thr, &g->s.lim, now, d, io->count_bytes);
+		if (!wait) {
+			__sluice_stage_charge(&g->s, io, now);
+			spin_unlock(&g->s.lock);
+			io->group_passed = true;
+			return true;
+		}
+		__sluice_stage_arm(&g->s, now + wait);
+	}
+	io->group_passed = true;
+	__sluice_stage_hold(&g->s, io, now);
+	atomic64_inc(&g->st.throttled[d]);
+	spin_unlock(&g->s.lock);
+	return false;
+}
+
+/* A bio sent on past the group (by a suspend): charged all the same. */
+void sluice_group_charge(struct sluice_group *g, struct sluice_io *io)
+{
+	spin_lock(&g->s.lock);
+	__sluice_stage_charge(&g->s, io, ktime_get_ns());
+	spin_unlock(&g->s.lock);
+	io->group_passed = true;
+}
+
+/*
+ * Take back the bios of one volume that the group holds, oldest first, not
+ * charged to the group; with close, hold none of its bios until it opens.
+ */
+void sluice_group_drain(struct sluice_group *g, struct sluice_vol *v,
+			struct bio_list *out, bool close)
+{
+	struct bio_list dir[2] = { BIO_EMPTY_LIST, BIO_EMPTY_LIST };
+	struct sluice_io *io, *tmp;
+	int d;
+
+	spin_lock(&g->s.lock);
+	if (close)
+		v->group_closed = true;
+	for (d = 0; d < 2; d++) {
+		list_for_each_entry_safe(io, tmp, &g->s.queue[d], entry) {
+			if (io->vol != v)
+				continue;
+			list_del(&io->entry);
+			g->s.nr_queued--;
+			io->group_passed = false;
+			bio_list_add(&dir[d], sluice_io_bio(io));
+		}
+	}
+	spin_unlock(&g->s.lock);
+	sluice_merge_by_seq(&dir[0], &dir[1]);
+	bio_list_merge(out, &dir[0]);
+}
+
+void sluice_group_open(struct sluice_group *g, struct sluice_vol *v)
+{
+	spin_lock(&g->s.lock);
+	v->group_closed = false;
+	spin_unlock(&g->s.lock);
+}
+
+void sluice_group_status(struct sluice_group *g, char *result, unsigned int maxlen,
+			 unsigned int *szp)
+{
+	unsigned int sz = *szp, queued;
+
+	spin_lock(&g->s.lock);
+	queued = g->s.nr_queued;
+	spin_unlock(&g->s.lock);
+	DMEMIT(" group=%s group_queued=%u", g->name, queued);
+	*szp = sz;
+	sluice_emit_counters(&g->st, "group_", result, maxlen, szp);
+}

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The throttle stage of dm-sluice: buckets and the bios held for them, in
+ * arrival order per direction, released by a worker woken by an hrtimer.
+ * A volume has one for its own limits, a shared limit group one for the
+ * group's. Callers hold s->lock for the __ functions.
+ */
+#include <linux/ktime.h>
+
+#include "sluice-target.h"
+
+static enum hrtimer_restart sluice_stage_timer_fn(struct hrtimer *t)
+{
+	struct sluice_stage *s = container_of(t, struct sluice_stage, timer);
+
+	queue_work(sluice_wq, &s->dispatch);
+	return HRTIMER_NORESTART;
+}
+
+void sluice_stage_init(struct sluice_stage *s, work_func_t dispatch)
+{
+	int d;
+
+	spin_lock_init(&s->lock);
+	for (d = 0; d < 2; d++)
+		INIT_LIST_HEAD(&s->queue[d]);
+	hrtimer_init(&s->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	s->timer.function = sluice_stage_timer_fn;
+	INIT_WORK(&s->dispatch, dispatch);
+}
+
+/* When its last user goes: nothing is held, nothing may run after. */
+void sluice_stage_stop(struct sluice_stage *s)
+{
+	hrtimer_cancel(&s->timer);
+	cancel_work_sync(&s->dispatch);
+	WARN_ON_ONCE(s->nr_queued);
+}
+
+/* Make lim the stage's limits, carrying the buckets over (see core). */
+void sluice_stage_install(struct sluice_stage *s, const struct sl_limits *lim)
+{
+	u64 now = ktime_get_ns();
+
+	spin_lock(&s->lock);
+	sl_throttle_rescale(&s->thr, &s->lim, lim, now);
+	s->lim = *lim;
+	WRITE_ONCE(s->limited, lim->any);
+	spin_unlock(&s->lock);
+}
+
+/* Arm the timer for expires unless it is already due earlier. */
+void __sluice_stage_arm(struct sluice_stage *s, u64 expires)
+{
+	ktime_t when = ns_to_ktime(expires);
+
+	if (hrtimer_is_queued(&s->timer) &&
+	    ktime_compare(hrtimer_get_expires(&s->timer), when) <= 0)
+		return;
+	hrtimer_start_range_ns(&s->timer, when, 20 * NSEC_PER_USEC,
+			       HRTIMER_MODE_ABS);
+}
+
+void __sluice_stage_charge(struct sluice_stage *s, struct sluice_io *io, u64 now)
+{
+	sl_throttle_charge(&s->thr, &s->lim, now, io->dir, io->bytes,
+			   io->count_bytes);
+}
+
+void __sluice_stage_hold(struct sluice_stage *s, struct sluice_io *io, u64 now)
+{
+	io->arrival_ns = now;
+	io->seq = s->seq++;
+	list_add_tail(&io->entry, &s->queue[io->dir]);
+	s->nr_queued++;
+}
+
+/*
+ * Move held bios onto out, oldest first across both directions, charging
+ * each (and counting its wait in st) unless it is being returned to dm.
+ */
+void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
+			    struct bio_list *out, u64 now, enum sluice_release how)
+{
+	for (;;) {
+		struct sluice_io *head[2] = { NULL, NULL }, *io;
+		u64 wait[2] = { U64_MAX, U64_MAX };
+		int d, pick = -1;
+
+		for (d = 0; d < 2; d++) {
+			if (list_empty(&s->queue[d]))
+				continue;
+			head[d] = list_first_entry(&s->queue[d], struct sluice_io, entry);
+			wait[d] = how != SLUICE_DUE ? 0 :
+				  sl_throttle_wait(&s->thr, &s->lim, now, d,
+						   head[d]->count_bytes);
+			if (!wait[d] && (pick < 0 || head[d]->seq < head[pick]->seq))
+				pick = d;
+		}
+		if (pick < 0) {
+			u64 next = min(wait[0], wait[1]);
+
+			if (next != U64_MAX)
+				__sluice_stage_arm(s, now + next);
+			return;
+		}
+		io = head[pick];
+		list_del(&io->entry);
+		s->nr_queued--;
+		if (how != SLUICE_RETURN) {
+			__sluice_stage_charge(s, io, now);
+			sluice_stats_wait(st, now - io->arrival_ns);
+		}
+		bio_list_add(out, sluice_io_bio(io));
+	}
+}
+
+void sluice_stats_wait(struct sluice_stats *st, u64 wait)
+{
+	s64 max = atomic64_read(&st->wait_max_ns);
+
+	atomic64_add(wait, &st->wait_ns);
+	atomic64_inc(&st->hist[sl_hist_bucket(wait)]);
+	while ((u64)max < wait) {
+		s64 old = atomic64_cmpxchg(&st->wait_max_ns, max, wait);
+
+		if (old == max)
+			break;
+		max = old;
+	}
+}
+
+void sluice_stats_zero(struct sluice_stats *st)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		atomic64_set(&st->ios[i], 0);
+		atomic64_set(&st->bytes[i], 0);
+		atomic64_set(&st->throttled[i], 0);
+		atomic64_set(&st->errors[i], 0);
+	}
+	atomic64_set(&st->flushes, 0);
+	atomic64_set(&st->discards, 0);
+	atomic64_set(&st->wb_bytes, 0);
+	atomic64_set(&st->wait_ns, 0);
+	atomic64_set(&st->wait_max_ns, 0);
+	for (i = 0; i < SL_HIST_BUCKETS; i++)
+		atomic64_set(&st->hist[i], 0);
+}
+
+/* " <prefix>rd_ios=... <prefix>wait_max_ns=...": what a group reports. */
+void sluice_emit_counters(struct sluice_stats *st, const char *prefix, char *result,
+			  unsigned int maxlen, unsigned int *szp)
+{
+	unsigned int sz = *szp;
+
+	DMEMIT(" %srd_ios=%lld %srd_bytes=%lld %swr_ios=%lld %swr_bytes=%lld",
+	       prefix, atomic64_read(&st->ios[SL_READ]),
+	       prefix, atomic64_read(&st->bytes[SL_READ]),
+	       prefix, atomic64_read(&st->ios[SL_WRITE]),
+	       prefix, atomic64_read(&st->bytes[SL_WRITE]));
+	DMEMIT(" %srd_throttled=%lld %swr_throttled=%lld %swait_ns=%lld %swait_max_ns=%lld",
+	       prefix, atomic64_read(&st->throttled[SL_READ]),
+	       prefix, atomic64_read(&st->throttled[SL_WRITE]),
+	       prefix, atomic64_read(&st->wait_ns),
+	       prefix, atomic64_read(&st->wait_max_ns));
+	*szp = sz;
+}
+
+void sluice_merge_by_seq(struct bio_list *a, struct bio_list *b)
+{
+	struct bio_list out = BIO_EMPTY_LIST;
+	struct bio *x = bio_list_pop(a), *y = bio_list_pop(b);
+
+	while (x || y) {
+		if (!y || (x && sluice_bio_io(x)->seq < sluice_bio_io(y)->seq)) {
+			bio_list_add(&out, x);
+			x = bio_list_pop(a);
+		} else {
+			bio_list_add(&out, y);
+			y = bio_list_pop(b);
+		}
+	}
+	*a = out;
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the parts of dm-sluice share: the throttle stage (a set of buckets
+ * with the bios held for them, in arrival order per direction), which a
+ * volume and a shared limit group each have, the per-bio data, and the
+ * group's interface.
+ *
+ * A bio passes its volume's stage, then its group's, then its pool; a stage
+ * that holds it sends it on to the next from its own worker.
+ */
+#ifndef DM_SLUICE_TARGET_H
+#define DM_SLUICE_TARGET_H
+
+#include <linux/bio.h>
+#include <linux/hrtimer.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/device-mapper.h>
+
+#include "sluice-core.h"
+
+/*
+ * Counters, updated without the stage lock so that the unthrottled path
+ * takes no lock.
+ */
+struct sluice_stats {
+	atomic64_t ios[2];
+	atomic64_t bytes[2];
+	atomic64_t throttled[2];
+	atomic64_t errors[2];
+	atomic64_t flushes;
+	atomic64_t discards;
+	atomic64_t wb_bytes;
+	atomic64_t wait_ns;
+	atomic64_t wait_max_ns;
+	atomic64_t hist[SL_HIST_BUCKETS];
+};
+
+struct sluice_stage {
+	spinlock_t lock;		/* protects everything below */
+	struct list_head queue[2];	/* held bios per direction, FIFO */
+	unsigned int nr_queued;
+	u64 seq;			/* arrival order across directions */
+	bool limited;			/* lim.any, read without the lock */
+	struct sl_limits lim;
+	struct sl_throttle thr;
+	struct hrtimer timer;		/* queues dispatch on sluice_wq */
+	struct work_struct dispatch;
+};
+
+struct sluice_group;
+
+/*
+ * The throttle state of one mapped range of one dm device. It is shared by
+ * the tables loaded for that device, so that a reload keeps the buckets and
+ * the counters: reloading the same table changes nothing.
+ */
+struct sluice_vol {
+	struct list_head list;		/* in sluice_vols */
+	struct mapped_device *md;
+	sector_t begin;
+	refcount_t ref;
+	bool dirty_strict;		/* under sluice_vols_lock */
+
+	/*
+	 * Serialises what changes the limits in force (set messages and
+	 * resume), so that two changes cannot lose one another's keys or
+	 * leave the table disagreeing with the limits in force.
+	 */
+	struct mutex cfg_lock;
+
+	/* its own limits; s.lock protects the fields below too */
+	struct sluice_stage s;
+	bool may_hold;			/* false while suspending */
+	struct sluice_stats st;
+	/* bumped by reset_stats: a bio counted before is not uncounted after */
+	atomic_t stats_gen;
+
+	/* the table live and holding bios, for its pool member and group */
+	struct sluice_c *live_sc;
+	/* the suspend probe, see sluice_is_probe() */
+	u64 probe_ns;			/* when the last one was sent */
+	bool probe_inflight;
+	bool probe_blocked;		/* it found dm holding new bios back */
+
+	/* under its group's s.lock: drained for a suspend, hold nothing */
+	bool group_closed;
+};
+
+/* One per table. */
+struct sluice_c {
+	struct dm_dev *dev;
+	sector_t start;
+	struct sluice_vol *vol;
+	struct sl_config cfg;		/* under vol->s.lock once live */
+	struct sluice_policy_type *policy;	/* with pool= */
+	struct sluice_member *member;
+	struct sluice_group *group;	/* with group= */
+};
+
+/* Per-bio data. */
+struct sluice_io {
+	struct list_head entry;		/* in a stage's queue */
+	u64 arrival_ns;			/* in that stage */
+	u64 seq;
+	u32 bytes;			/* counted in st.bytes */
+	u32 stats_gen;			/* vol->stats_gen when counted */
+	u8 dir;
+	bool count_bytes;		/* not a discard */
+	bool wb;			/* counted in st.wb_bytes */
+	bool throttled;			/* counted in st.throttled */
+	bool pooled;			/* admitted to the pool: complete it */
+	bool group_passed;		/* charged to its group */
+	struct sluice_c *pool_sc;	/* the table whose pool it goes to */
+	struct sluice_vol *vol;
+	struct sluice_group *group;
+};
+
+enum sluice_release {
+	SLUICE_DUE,	/* what the limits allow now; arm the timer for the rest */
+	SLUICE_ALL,	/* everything, charged: a suspend must not wait */
+	SLUICE_RETURN,	/* everything, uncharged: dm will submit it again */
+};
+
+/* Where released bios go next. */
+enum sluice_next {
+	SLUICE_TO_GROUP,	/* the group's stage, then the pool */
+	SLUICE_TO_POOL,		/* the pool, if any */
+	SLUICE_TO_DEVICE,	/* the device now, charged to the group */
+};
+
+extern struct workqueue_struct *sluice_wq;
+
+static inline struct sluice_io *sluice_bio_io(struct bio *bio)
+{
+	return dm_per_bio_data(bio, sizeof(struct sluice_io));
+}
+
+static inline struct bio *sluice_io_bio(struct sluice_io *io)
+{
+	return dm_bio_from_per_bio_data(io, sizeof(struct sluice_io));
+}
+
+/* sluice-stage.c */
+void sluice_stage_init(struct sluice_stage *s, work_func_t dispatch);
+void sluice_stage_stop(struct sluice_stage *s);
+void sluice_stage_install(struct sluice_stage *s, const struct sl_limits *lim);
+void __sluice_stage_arm(struct sluice_stage *s, u64 expires);
+void __sluice_stage_charge(struct sluice_stage *s, struct sluice_io *io, u64 now);
+void __sluice_stage_hold(struct sluice_stage *s, struct sluice_io *io, u64 now);
+void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
+			    struct bio_list *out, u64 now, enum sluice_release how);
+void sluice_stats_wait(struct sluice_stats *st, u64 wait);
+void sluice_stats_zero(struct sluice_stats *st);
+void sluice_emit_counters(struct sluice_stats *st, const char *prefix, char *result,
+			  unsigned int maxlen, unsigned int *szp);
+/* Merge b into a, oldest first by seq (each is oldest first already). */
+void sluice_merge_by_seq(struct bio_list *a, struct bio_list *b);
+
+/* sluice-target.c: send released bios on */
+void sluice_submit_list(struct bio_list *bl, enum sluice_next next);
+
+/* sluice-group.c */
+struct sluice_group *sluice_group_get(const char *name);
+void sluice_group_put(struct sluice_group *g);
+void sluice_group_set(struct sluice_group *g, const struct sl_config *cfg);
+void sluice_group_config(struct sluice_group *g, struct sl_config *cfg);
+void sluice_group_count(struct sluice_group *g, struct sluice_io *io, int sign);
+bool sluice_group_admit(struct sluice_group *g, struct sluice_io *io);
+void sluice_group_charge(struct sluice_group *g, struct sluice_io *io);
+void sluice_group_drain(struct sluice_group *g, struct sluice_vol *v,
+			struct bio_list *out, bool close);
+void sluice_group_open(struct sluice_group *g, struct sluice_vol *v);
+void sluice_group_status(struct sluice_group *g, char *result, unsigned int maxlen,
+			 unsigned int *szp);
+
+#endif

@@ -308,10 +308,10 @@ static void extreme_weights_across_wrap(void)
 }
 
 /*
- * A reservation far above the device still moves its tag on: the volume is
- * picked by reservation until its tag is a window ahead of now, and then
- * shares by weight (a step of 10^9 / 2^31 ns rounded to 0 and it took
- * every pick).
+ * A reservation far above the device still moves its tag on with each
+ * pick: in an instant the volume is picked by reservation once, and then
+ * shares by weight (a step of 10^9 / 2^31 ns rounded to 0, the tag stayed
+ * due and the volume took every pick).
  */
 static void huge_reservation_tag_moves(void)
 {

@@ -19,10 +19,12 @@ struct sl_key {
 	unsigned short off;
 	const char *e_value;	/* the value does not parse or is out of range */
 	const char *e_dup;	/* the key was given twice */
+	const char *e_group;	/* a group_* key without group */
 };
 
 #define SL_KEY(n, t, field, tbl) \
-	{ #n, t, tbl, SL_OFF(field), #n ": invalid value", #n ": given more than once" }
+	{ #n, t, tbl, SL_OFF(field), #n ": invalid value", #n ": given more than once", \
+	  #n ": needs group" }
 
 /* Canonical order: sl_config_format() prints the keys in this order. */
 static const struct sl_key sl_keys[] = {
@@ -240,8 +242,11 @@ int sl_config_parse(struct sl_config *cfg, enum sl_parse_mode mode,
 			       "pool: cannot be changed by message (load a new table)";
 			return -1;
 		}
-		if (sl_keys[k].type == SL_K_GROUP || sl_keys[k].type == SL_K_GROUP_BURST)
+		if (sl_keys[k].type == SL_K_GROUP || sl_keys[k].type == SL_K_GROUP_BURST) {
+			if (!cfg->group_given)
+				cfg->group_key = k;
 			cfg->group_given = true;
+		}
 		if (sl_store(cfg, &sl_keys[k], val)) {
 			*err = sl_keys[k].e_value;
 			return -1;
@@ -259,6 +264,16 @@ static u64 sl_total_bound(const u64 *avg, int total, int r, int w)
 	if (avg[r] && avg[w])
 		return avg[r] + avg[w] < avg[r] ? U64_MAX : avg[r] + avg[w];
 	return 0;
+}
+
+static bool sl_any(const u64 *v)
+{
+	int b;
+
+	for (b = 0; b < SL_NR_BUCKETS; b++)
+		if (v[b])
+			return true;
+	return false;
 }
 
 /* QEMU's throttle_is_valid rules for one set of limits. */
@@ -310,20 +325,14 @@ int sl_config_validate(const struct sl_config *cfg, const char **err)
 	    sl_rates_validate(cfg->group_avg, cfg->group_max, cfg->group_burst_s,
 			      &sl_rate_errors[1], err))
 		return -1;
-	if (!cfg->group[0]) {
-		static const char *const needs_group[SL_NR_BUCKETS] = {
-			"group_bps: needs group", "group_rbps: needs group",
-			"group_wbps: needs group", "group_iops: needs group",
-			"group_riops: needs group", "group_wiops: needs group"
-		};
-		int b;
-
-		for (b = 0; b < SL_NR_BUCKETS; b++) {
-			if (cfg->group_avg[b]) {
-				*err = needs_group[b];
-				return -1;
-			}
-		}
+	/* any group_* key, even one that says 0, needs the group it is for */
+	if (!cfg->group[0] && cfg->group_given) {
+		*err = sl_keys[cfg->group_key < SL_NR_KEYS ? cfg->group_key : 0].e_group;
+		return -1;
+	}
+	if (!cfg->group[0] && sl_any(cfg->group_avg)) {
+		*err = "group_*: needs group";
+		return -1;
 	}
 	if (cfg->iops_size && !cfg->avg[SL_IOPS] && !cfg->avg[SL_RIOPS] &&
 	    !cfg->avg[SL_WIOPS]) {
@@ -638,6 +647,32 @@ void sl_throttle_charge(struct sl_throttle *t, const struct sl_limits *lim,
 			start = t->burst_tat[b] > now ? t->burst_tat[b] : now;
 			t->burst_tat[b] = sl_sat_add(start,
 				sl_cost_ns(b, bc->burst_rate, bytes, iops_size));
+		}
+	}
+}
+
+/*
+ * Take back the charge of an IO that will be submitted, and charged, again
+ * (a noflush suspend hands it back to device-mapper): each bucket's tat
+ * moves back by the IO's cost, at most to where it would have been empty.
+ */
+void sl_throttle_refund(struct sl_throttle *t, const struct sl_limits *lim,
+			u64 now, enum sl_dir dir, u64 bytes, bool count_bytes)
+{
+	u64 iops_size = count_bytes ? lim->iops_size : 0, cost;
+	int b;
+
+	for (b = 0; b < SL_NR_BUCKETS; b++) {
+		const struct sl_bucket_cfg *bc = &lim->b[b];
+
+		if (!bc->rate || !sl_bucket_applies(b, dir, count_bytes))
+			continue;
+		cost = sl_cost_ns(b, bc->rate, bytes, iops_size);
+		t->tat[b] = t->tat[b] > now + cost ? t->tat[b] - cost : now;
+		if (bc->burst_rate) {
+			cost = sl_cost_ns(b, bc->burst_rate, bytes, iops_size);
+			t->burst_tat[b] = t->burst_tat[b] > now + cost ?
+					  t->burst_tat[b] - cost : now;
 		}
 	}
 }

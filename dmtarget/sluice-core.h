@@ -77,6 +77,7 @@ struct sl_config {
 	u64 group_max[SL_NR_BUCKETS];
 	u32 group_burst_s;
 	bool group_given;		/* the words named a group limit */
+	unsigned char group_key;	/* the first of them, for the error */
 };
 
 /* Which parse: a table line may set every key, a "set" message a subset. */
@@ -170,6 +171,10 @@ u64 sl_throttle_wait(const struct sl_throttle *t, const struct sl_limits *lim,
 
 /* Charge a started IO. count_bytes is false for discards and write-zeroes. */
 void sl_throttle_charge(struct sl_throttle *t, const struct sl_limits *lim,
+			u64 now, enum sl_dir dir, u64 bytes, bool count_bytes);
+
+/* Take back the charge of an IO that will be charged again. */
+void sl_throttle_refund(struct sl_throttle *t, const struct sl_limits *lim,
 			u64 now, enum sl_dir dir, u64 bytes, bool count_bytes);
 
 /*

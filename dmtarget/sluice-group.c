@@ -158,6 +158,12 @@ void sluice_group_charge(struct sluice_group *g, struct sluice_io *io)
 	io->group_passed = true;
 }
 
+void sluice_group_refund(struct sluice_group *g, struct sluice_io *io)
+{
+	sluice_stage_refund(&g->s, io);
+	io->group_passed = false;
+}
+
 /*
  * Take back the bios of one volume that the group holds, oldest first, not
  * charged to the group; with close, hold none of its bios until it opens.

@@ -215,7 +215,7 @@ u64 sl_sched_cost(const struct sl_sched *s, u64 bytes)
 /*
  * Where a volume that becomes backlogged starts in virtual time. A new
  * volume starts at vtime. A returning one left with its finish tag at most
- * one of its own steps (its largest bio's cost by weight) ahead of vtime,
+ * the step of its last bio by weight ahead of vtime,
  * and vtime only grows: a finish tag in [vtime, vtime + step] is kept (the
  * volume used its share up to there), any other means it idled while vtime
  * moved on, and it starts at vtime. Comparing the distance as unsigned keeps
@@ -225,13 +225,12 @@ u64 sl_sched_cost(const struct sl_sched *s, u64 bytes)
  */
 static u64 sl_start_tag(const struct sl_sched *s, struct sl_sched_client *c)
 {
-	u64 step = ((u64)SL_COST_MAX << SL_VT_SHIFT) / c->weight;
-
 	if (c->fresh) {
 		c->fresh = false;
 		return s->vtime;
 	}
-	return c->finish - s->vtime <= step ? c->finish : s->vtime;
+	/* last_step: the step that made finish, whatever the weight is now */
+	return c->finish - s->vtime <= c->last_step ? c->finish : s->vtime;
 }
 
 void sl_sched_activate(struct sl_sched *s, struct sl_sched_client *c, u64 now)
@@ -283,7 +282,8 @@ void sl_sched_sent(struct sl_sched *s, struct sl_sched_client *c,
 	} else {
 		s->by_weight++;
 		s->vtime = sl_max(s->vtime, c->wnode.key);
-		c->finish = c->wnode.key + (cost << SL_VT_SHIFT) / c->weight;
+		c->last_step = (cost << SL_VT_SHIFT) / c->weight;
+		c->finish = c->wnode.key + c->last_step;
 		c->wnode.key = c->finish;
 	}
 	/* steps round up: a tag that did not move would take every pick */

@@ -63,6 +63,7 @@ struct sl_sched_client {
 	struct sl_heap_node wnode;	/* key: start tag, virtual time */
 	struct sl_heap_node rnode;	/* key: reservation tag, ns */
 	u64 finish;			/* finish tag of the last bio by weight */
+	u64 last_step;			/* what that bio moved it on by */
 	u64 r_io, r_byte;		/* reservation tags per unit, ns */
 	u64 win_io, win_byte;		/* their windows, ns */
 	u32 weight;

@@ -67,6 +67,15 @@ void __sluice_stage_charge(struct sluice_stage *s, struct sluice_io *io, u64 now
 			   io->count_bytes);
 }
 
+/* A charged bio goes back to dm, to be charged again: take it back. */
+void sluice_stage_refund(struct sluice_stage *s, struct sluice_io *io)
+{
+	spin_lock(&s->lock);
+	sl_throttle_refund(&s->thr, &s->lim, ktime_get_ns(), io->dir, io->bytes,
+			   io->count_bytes);
+	spin_unlock(&s->lock);
+}
+
 void __sluice_stage_hold(struct sluice_stage *s, struct sluice_io *io, u64 now)
 {
 	io->arrival_ns = now;

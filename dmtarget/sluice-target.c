@@ -32,10 +32,41 @@ struct workqueue_struct *sluice_wq;
 /* The page of every suspend probe: no other bio can carry it. */
 static struct page *sluice_probe_page;
 
+/*
+ * Zeroed first, the generation bumped after: a bio counted in between is
+ * not taken off again, so a counter may be one high, never below zero.
+ */
 static void sluice_stats_reset(struct sluice_vol *v)
 {
-	atomic_inc(&v->stats_gen);
 	sluice_stats_zero(&v->st);
+	atomic_inc(&v->stats_gen);
+}
+
+/* How long a bio may be held before the suspend probe: see sluice_is_probe() */
+#define SLUICE_PROBE_AFTER_NS (1000ULL * NSEC_PER_MSEC)
+
+/*
+ * A bio of v's is held beyond its limits, by its group or pool: a probe may
+ * be due for it in a second. Counted until it completes or goes back to dm.
+ */
+static void sluice_held_downstream(struct sluice_vol *v, struct sluice_io *io)
+{
+	u64 now = ktime_get_ns();
+
+	io->downstream = true;
+	if (atomic_inc_return(&v->nr_downstream) == 1)
+		WRITE_ONCE(v->downstream_since, now);
+	spin_lock(&v->s.lock);
+	__sluice_stage_arm(&v->s, now + SLUICE_PROBE_AFTER_NS);
+	spin_unlock(&v->s.lock);
+}
+
+static void sluice_done_downstream(struct sluice_vol *v, struct sluice_io *io)
+{
+	if (io->downstream) {
+		io->downstream = false;
+		atomic_dec(&v->nr_downstream);
+	}
 }
 
 /*
@@ -51,21 +82,32 @@ void sluice_submit_list(struct bio_list *bl, enum sluice_next next)
 		struct sluice_io *io = sluice_bio_io(bio);
 
 		if (io->group && !io->group_passed) {
-			if (next == SLUICE_TO_DEVICE)
+			if (next == SLUICE_TO_DEVICE) {
 				sluice_group_charge(io->group, io);
-			else if (!sluice_group_admit(io->group, io))
+			} else if (!sluice_group_admit(io->group, io)) {
+				if (!io->downstream)
+					sluice_held_downstream(io->vol, io);
 				continue;
+			}
 		}
 		if (next != SLUICE_TO_DEVICE && io->pool_sc) {
 			struct sluice_c *sc = io->pool_sc;
 
 			io->pooled = true;
-			if (!sc->policy->admit(sc->member, bio))
+			if (!sc->policy->admit(sc->member, bio)) {
+				if (!io->downstream)
+					sluice_held_downstream(io->vol, io);
 				continue;
+			}
 		}
 		dm_submit_bio_remap(bio, NULL);
-		/* lifting a limit can release tens of thousands at once */
-		cond_resched();
+		/*
+		 * Lifting a limit can release tens of thousands at once; but
+		 * a suspend, which passes new bios while it runs, must not
+		 * hand the CPU to their submitters.
+		 */
+		if (next != SLUICE_TO_DEVICE)
+			cond_resched();
 	}
 }
 
@@ -86,34 +128,39 @@ void sluice_submit_list(struct bio_list *bl, enum sluice_next next)
  * suspend does: the debt keeps the average rate, and the suspend completes
  * within about a second of its start.
  */
-#define SLUICE_PROBE_AFTER_NS (1000ULL * NSEC_PER_MSEC)
 
+/* dm's clone shares the probe's bvecs, but not its bi_vcnt */
 static bool sluice_is_probe(struct bio *bio)
 {
-	return bio_op(bio) == REQ_OP_READ && bio->bi_vcnt == 1 &&
-	       bio_page(bio) == sluice_probe_page;
+	return bio_op(bio) == REQ_OP_READ && (bio->bi_opf & REQ_RAHEAD) &&
+	       bio->bi_iter.bi_size && bio_page(bio) == sluice_probe_page;
 }
 
+/*
+ * Whether dm holds bios back is all the probe's end tells; it may run in
+ * interrupt context, so it takes no lock: the worker reads the flag and
+ * decides what next.
+ */
 static void sluice_probe_end_io(struct bio *bio)
 {
 	struct sluice_vol *v = bio->bi_private;
-	bool blocked = bio->bi_status != BLK_STS_OK;
 
+	WRITE_ONCE(v->probe_blocked, bio->bi_status != BLK_STS_OK);
 	bio_put(bio);
-	spin_lock(&v->s.lock);
-	v->probe_blocked = blocked;
-	spin_unlock(&v->s.lock);
-	if (blocked)
-		queue_work(sluice_wq, &v->s.dispatch);
-	/* the last touch of v: sluice_vol_put() waits for this */
+	queue_work(sluice_wq, &v->s.dispatch);
+	/* the last touch of v: pairs with the acquire in sluice_vol_put() */
 	smp_store_release(&v->probe_inflight, false);
 	wake_up_var(&v->probe_inflight);
 }
 
-/* Under v->s.lock: whether a probe is due now. */
+/*
+ * Under v->s.lock: whether a probe is due now. A bio held for a second, by
+ * this volume's limits or beyond them by its group or pool, makes it due.
+ */
 static bool __sluice_probe_due(struct sluice_vol *v, u64 now)
 {
-	struct sluice_io *oldest = NULL, *io;
+	u64 oldest = U64_MAX;
+	struct sluice_io *io;
 	int d;
 
 	if (v->probe_inflight || !v->may_hold || now - v->probe_ns < SLUICE_PROBE_AFTER_NS)
@@ -122,14 +169,17 @@ static bool __sluice_probe_due(struct sluice_vol *v, u64 now)
 		if (list_empty(&v->s.queue[d]))
 			continue;
 		io = list_first_entry(&v->s.queue[d], struct sluice_io, entry);
-		if (!oldest || io->arrival_ns < oldest->arrival_ns)
-			oldest = io;
+		oldest = min(oldest, io->arrival_ns);
 	}
-	return oldest && now - oldest->arrival_ns >= SLUICE_PROBE_AFTER_NS;
+	if (atomic_read(&v->nr_downstream))
+		oldest = min(oldest, READ_ONCE(v->downstream_since));
+	return oldest != U64_MAX && now - oldest >= SLUICE_PROBE_AFTER_NS;
 }
 
-static void sluice_send_probe(struct sluice_vol *v)
+/* Its own work item: the dispatch worker must never wait on dm's mempools. */
+static void sluice_probe_fn(struct work_struct *w)
 {
+	struct sluice_vol *v = container_of(w, struct sluice_vol, probe_work);
 	struct block_device *bdev = dm_disk(v->md)->part0;
 	unsigned int lbs = bdev_logical_block_size(bdev);
 	struct bio *bio;
@@ -151,26 +201,23 @@ static void sluice_send_probe(struct sluice_vol *v)
 }
 
 /*
- * Take back what the volume's group and pool member hold for it, oldest
- * first (what the pool holds passed the group before what the group holds);
- * close both, until sluice_open(), if the volume is suspending.
+ * Take back onto out what the volume's group and pool member hold for it,
+ * oldest first (what the pool holds passed the group before what the group
+ * holds); close both, until sluice_open(), if the volume is suspending.
  */
 static void sluice_take_back(struct sluice_c *sc, struct bio_list *out, bool close)
 {
-	struct bio_list pooled = BIO_EMPTY_LIST;
 	struct bio *bio;
 
 	if (sc->member) {
-		sc->policy->drain(sc->member, &pooled);
+		sc->policy->drain(sc->member, out);
 		if (!close)
 			sc->policy->reopen(sc->member);
-		bio_list_for_each(bio, &pooled)
+		bio_list_for_each(bio, out)
 			sluice_bio_io(bio)->pooled = false;
 	}
 	if (sc->group)
-		sluice_group_drain(sc->group, sc->vol, &pooled, close);
-	bio_list_merge(&pooled, out);
-	*out = pooled;
+		sluice_group_drain(sc->group, sc->vol, out, close);
 }
 
 /*
@@ -200,15 +247,21 @@ static void sluice_dispatch_fn(struct work_struct *w)
 	bool probe, blocked;
 
 	spin_lock(&v->s.lock);
-	blocked = v->probe_blocked;
-	v->probe_blocked = false;
+	/*
+	 * An answer counts only for a probe decided on since the volume last
+	 * opened: one sent before, or across, a suspend of its own may have
+	 * found that suspend blocking, and is no news after the resume.
+	 */
+	blocked = xchg(&v->probe_blocked, 0) && v->may_hold &&
+		  (s64)(v->probe_ns - v->open_ns) >= 0;
 	__sluice_stage_release(&v->s, &v->st, &out, now,
 			       blocked ? SLUICE_ALL : SLUICE_DUE);
 	probe = !blocked && __sluice_probe_due(v, now);
 	if (probe) {
 		v->probe_inflight = true;
 		v->probe_ns = now;
-	} else if (v->s.nr_queued && !v->probe_inflight) {
+	} else if ((v->s.nr_queued || atomic_read(&v->nr_downstream)) &&
+		   !v->probe_inflight) {
 		/* come back to probe even if the limits hold everything longer */
 		__sluice_stage_arm(&v->s, max(now, v->probe_ns) + SLUICE_PROBE_AFTER_NS);
 	}
@@ -217,7 +270,7 @@ static void sluice_dispatch_fn(struct work_struct *w)
 		sluice_release_blocked(v);
 	sluice_submit_list(&out, blocked ? SLUICE_TO_DEVICE : SLUICE_TO_GROUP);
 	if (probe)
-		sluice_send_probe(v);
+		queue_work(sluice_wq, &v->probe_work);
 }
 
 /*
@@ -312,6 +365,8 @@ static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begi
 	refcount_set(&v->ref, 1);
 	mutex_init(&v->cfg_lock);
 	sluice_stage_init(&v->s, sluice_dispatch_fn);
+	INIT_WORK(&v->probe_work, sluice_probe_fn);
+	atomic_set(&v->nr_downstream, 0);
 	v->may_hold = true;
 	sluice_stats_reset(v);
 	list_add(&v->list, &sluice_vols);
@@ -332,6 +387,9 @@ static void sluice_vol_put(struct sluice_vol *v)
 		__sluice_dirty_strict_apply(v->md);
 	mutex_unlock(&sluice_vols_lock);
 
+	/* a probe queued but not sent never will be */
+	if (cancel_work_sync(&v->probe_work))
+		WRITE_ONCE(v->probe_inflight, false);
 	/* pairs with the release in the probe's end_io: it is done with v */
 	wait_var_event(&v->probe_inflight, !smp_load_acquire(&v->probe_inflight));
 	/* presuspend released every held bio before the last table went */
@@ -508,17 +566,47 @@ static int sluice_pass(struct sluice_c *sc, struct sluice_io *io,
 	if (!sc->member)
 		return DM_MAPIO_REMAPPED;
 	io->pooled = true;
-	return sc->policy->admit(sc->member, bio) ? DM_MAPIO_REMAPPED :
-						    DM_MAPIO_SUBMITTED;
+	if (sc->policy->admit(sc->member, bio))
+		return DM_MAPIO_REMAPPED;
+	sluice_held_downstream(sc->vol, io);
+	return DM_MAPIO_SUBMITTED;
 }
 
 /* A bio within its volume's limits: its group's next, then its pool. */
 static int sluice_next(struct sluice_c *sc, struct sluice_io *io,
 		       struct bio *bio)
 {
-	if (io->group && !sluice_group_admit(io->group, io))
+	if (io->group && !sluice_group_admit(io->group, io)) {
+		sluice_held_downstream(sc->vol, io);
 		return DM_MAPIO_SUBMITTED;
+	}
 	return sluice_pass(sc, io, bio);
+}
+
+/*
+ * Take back what map counted for a bio that dm will submit again, unless
+ * the counters were reset since (they would go below zero).
+ */
+static void sluice_uncount(struct sluice_vol *v, struct sluice_io *io)
+{
+	if (io->stats_gen != (u32)atomic_read(&v->stats_gen))
+		return;
+	atomic64_dec(&v->st.ios[io->dir]);
+	if (io->throttled)
+		atomic64_dec(&v->st.throttled[io->dir]);
+	if (io->count_bytes)
+		atomic64_sub(io->bytes, &v->st.bytes[io->dir]);
+	else
+		atomic64_dec(&v->st.discards);
+	if (io->wb)
+		atomic64_sub(io->bytes, &v->st.wb_bytes);
+}
+
+static void sluice_uncount_all(struct sluice_vol *v, struct sluice_io *io)
+{
+	sluice_uncount(v, io);
+	if (io->group)
+		sluice_group_count(io->group, io, -1);
 }
 
 static int sluice_map(struct dm_target *ti, struct bio *bio)
@@ -530,14 +618,16 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 	u64 now, wait;
 	int d;
 
+	io->pooled = false;
+	io->throttled = false;
+	io->group_passed = false;
+	io->downstream = false;
+	io->dir = SL_READ;
 	/* our own probe: dm is not holding bios back (see sluice_is_probe()) */
 	if (unlikely(sluice_is_probe(bio))) {
 		bio_endio(bio);
 		return DM_MAPIO_SUBMITTED;
 	}
-	io->pooled = false;
-	io->throttled = false;
-	io->group_passed = false;
 	io->pool_sc = sc->member ? sc : NULL;
 	io->vol = v;
 	io->group = sc->group;
@@ -579,7 +669,17 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 	spin_lock(&v->s.lock);
 	now = ktime_get_ns();
 	if (!v->may_hold) {
-		/* suspending: neither the limits nor the pool may hold it */
+		/*
+		 * Suspending. With noflush, dm takes the bio back and submits
+		 * it again after the resume, when the limits hold it. Otherwise
+		 * the suspend waits for it: neither the limits nor the group
+		 * nor the pool may hold it; it is charged (debt).
+		 */
+		if (dm_noflush_suspending(ti)) {
+			spin_unlock(&v->s.lock);
+			sluice_uncount_all(v, io);
+			return DM_MAPIO_REQUEUE;
+		}
 		__sluice_stage_charge(&v->s, io, now);
 		spin_unlock(&v->s.lock);
 		if (io->group)
@@ -594,7 +694,8 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 			spin_unlock(&v->s.lock);
 			return sluice_next(sc, io, bio);
 		}
-		__sluice_stage_arm(&v->s, now + wait);
+		/* and again in a second, for the suspend probe */
+		__sluice_stage_arm(&v->s, now + min(wait, SLUICE_PROBE_AFTER_NS));
 	}
 	io->throttled = true;
 	__sluice_stage_hold(&v->s, io, now);
@@ -611,35 +712,10 @@ static int sluice_end_io(struct dm_target *ti, struct bio *bio,
 
 	if (io->pooled)
 		sc->policy->complete(sc->member);
+	sluice_done_downstream(sc->vol, io);
 	if (*error && *error != BLK_STS_DM_REQUEUE && bio_sectors(bio))
 		atomic64_inc(&sc->vol->st.errors[io->dir]);
 	return DM_ENDIO_DONE;
-}
-
-/*
- * Take back what map counted for a bio that dm will submit again, unless
- * the counters were reset since (they would go below zero).
- */
-static void sluice_uncount(struct sluice_vol *v, struct sluice_io *io)
-{
-	if (io->stats_gen != (u32)atomic_read(&v->stats_gen))
-		return;
-	atomic64_dec(&v->st.ios[io->dir]);
-	if (io->throttled)
-		atomic64_dec(&v->st.throttled[io->dir]);
-	if (io->count_bytes)
-		atomic64_sub(io->bytes, &v->st.bytes[io->dir]);
-	else
-		atomic64_dec(&v->st.discards);
-	if (io->wb)
-		atomic64_sub(io->bytes, &v->st.wb_bytes);
-}
-
-static void sluice_uncount_all(struct sluice_vol *v, struct sluice_io *io)
-{
-	sluice_uncount(v, io);
-	if (io->group)
-		sluice_group_count(io->group, io, -1);
 }
 
 /*
@@ -653,8 +729,16 @@ static void sluice_presuspend(struct dm_target *ti)
 	struct sluice_vol *v = sc->vol;
 	bool requeue = dm_noflush_suspending(ti);
 	struct bio_list out = BIO_EMPTY_LIST, back = BIO_EMPTY_LIST;
+	struct bio_list taken = BIO_EMPTY_LIST;
 	struct bio *bio;
 
+	/*
+	 * Quiet the timer and worker while bios are still held: from the
+	 * moment may_hold goes false every new bio passes (charged), and a
+	 * submitter gets the CPU whenever this sleeps.
+	 */
+	hrtimer_cancel(&v->s.timer);
+	cancel_work_sync(&v->s.dispatch);
 	spin_lock(&v->s.lock);
 	v->may_hold = false;
 	v->live_sc = NULL;
@@ -662,10 +746,24 @@ static void sluice_presuspend(struct dm_target *ti)
 			       requeue ? SLUICE_RETURN : SLUICE_ALL);
 	spin_unlock(&v->s.lock);
 	hrtimer_cancel(&v->s.timer);
-	/* the worker may be admitting bios to the group: let it finish first */
+	/* a worker queued since may be admitting bios to the group: let it finish */
 	cancel_work_sync(&v->s.dispatch);
+	/* an internal suspend's probe answer is no longer news */
+	WRITE_ONCE(v->probe_blocked, 0);
 	/* what the group and pool hold passed the limits before what they hold */
-	sluice_take_back(sc, &out, true);
+	sluice_take_back(sc, &taken, true);
+	if (requeue) {
+		/* charged once already: they are charged again when they return */
+		bio_list_for_each(bio, &taken) {
+			struct sluice_io *io = sluice_bio_io(bio);
+
+			sluice_stage_refund(&v->s, io);
+			if (io->group && io->group_passed)
+				sluice_group_refund(io->group, io);
+		}
+	}
+	bio_list_merge(&taken, &out);
+	out = taken;
 
 	if (!requeue) {
 		sluice_submit_list(&out, SLUICE_TO_DEVICE);
@@ -686,7 +784,9 @@ static void sluice_presuspend(struct dm_target *ti)
 
 static void sluice_open(struct sluice_c *sc)
 {
+	WRITE_ONCE(sc->vol->probe_blocked, 0);
 	spin_lock(&sc->vol->s.lock);
+	sc->vol->open_ns = ktime_get_ns();
 	sc->vol->may_hold = true;
 	sc->vol->live_sc = sc;
 	spin_unlock(&sc->vol->s.lock);
@@ -699,6 +799,19 @@ static void sluice_open(struct sluice_c *sc)
 static void sluice_presuspend_undo(struct dm_target *ti)
 {
 	sluice_open(ti->private);
+}
+
+/* Nesting in a pool is refused at load; both tables loaded first get here. */
+static int sluice_preresume(struct dm_target *ti)
+{
+	struct sluice_c *sc = ti->private;
+
+	if (sc->member && sluice_nests_in_pool(sc, dm_table_get_md(ti->table))) {
+		DMERR("pool %s: the device below or above is a member of the same pool",
+		      sc->cfg.pool);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static void sluice_resume(struct dm_target *ti)
@@ -921,6 +1034,7 @@ static struct target_type sluice_target = {
 	.end_io = sluice_end_io,
 	.presuspend = sluice_presuspend,
 	.presuspend_undo = sluice_presuspend_undo,
+	.preresume = sluice_preresume,
 	.resume = sluice_resume,
 	.status = sluice_status,
 	.message = sluice_message,

@@ -82,9 +82,14 @@ struct sluice_vol {
 	/* the table live and holding bios, for its pool member and group */
 	struct sluice_c *live_sc;
 	/* the suspend probe, see sluice_is_probe() */
-	u64 probe_ns;			/* when the last one was sent */
+	struct work_struct probe_work;
+	u64 probe_ns;			/* when the last one was decided on */
+	u64 open_ns;			/* when a table last resumed */
 	bool probe_inflight;
-	bool probe_blocked;		/* it found dm holding new bios back */
+	int probe_blocked;		/* it found dm holding new bios back */
+	/* bios held beyond the limits, by the group or the pool */
+	atomic_t nr_downstream;
+	u64 downstream_since;		/* since it was last 0 */
 
 	/* under its group's s.lock: drained for a suspend, hold nothing */
 	bool group_closed;
@@ -114,6 +119,7 @@ struct sluice_io {
 	bool throttled;			/* counted in st.throttled */
 	bool pooled;			/* admitted to the pool: complete it */
 	bool group_passed;		/* charged to its group */
+	bool downstream;		/* counted in vol->nr_downstream */
 	struct sluice_c *pool_sc;	/* the table whose pool it goes to */
 	struct sluice_vol *vol;
 	struct sluice_group *group;
@@ -150,6 +156,7 @@ void sluice_stage_stop(struct sluice_stage *s);
 void sluice_stage_install(struct sluice_stage *s, const struct sl_limits *lim);
 void __sluice_stage_arm(struct sluice_stage *s, u64 expires);
 void __sluice_stage_charge(struct sluice_stage *s, struct sluice_io *io, u64 now);
+void sluice_stage_refund(struct sluice_stage *s, struct sluice_io *io);
 void __sluice_stage_hold(struct sluice_stage *s, struct sluice_io *io, u64 now);
 void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
 			    struct bio_list *out, u64 now, enum sluice_release how);
@@ -171,6 +178,7 @@ void sluice_group_config(struct sluice_group *g, struct sl_config *cfg);
 void sluice_group_count(struct sluice_group *g, struct sluice_io *io, int sign);
 bool sluice_group_admit(struct sluice_group *g, struct sluice_io *io);
 void sluice_group_charge(struct sluice_group *g, struct sluice_io *io);
+void sluice_group_refund(struct sluice_group *g, struct sluice_io *io);
 void sluice_group_drain(struct sluice_group *g, struct sluice_vol *v,
 			struct bio_list *out, bool close);
 void sluice_group_open(struct sluice_group *g, struct sluice_vol *v);

@@ -113,6 +113,9 @@ struct bad_case {
 /* Each rejection names the argument. */
 static const struct bad_case bad_table[] = {
 	{ "group_iops=10", "group_iops: needs group" },
+	{ "group_bps=0", "group_bps: needs group" },
+	{ "group_burst_s=1", "group_burst_s: needs group" },
+	{ "iops=5 group_wiops_max=0", "group_wiops_max: needs group" },
 	{ "group_wbps=10 group_wbps_max=20 group_burst_s=2", "group_wbps: needs group" },
 	{ "group=g group_bps=1 group_rbps=1", "group_bps: cannot be combined with group_rbps or group_wbps" },
 	{ "group=g group_iops_max=5", "group_iops_max: needs group_iops" },
@@ -235,6 +238,10 @@ static void set_cannot_change_pool(void)
 	sl_config_init(&cfg);
 	CHECK(parse(&cfg, SL_PARSE_SET, "group=x", &err) != 0);
 	CHECK(!strcmp(err, "group: cannot be changed by message (load a new table)"));
+	/* a group key that says 0, sent to a volume in no group */
+	sl_config_init(&cfg);
+	CHECK(parse(&cfg, SL_PARSE_SET, "group_bps=0", &err) != 0);
+	CHECK(!strcmp(err, "group_bps: needs group"));
 }
 
 /*

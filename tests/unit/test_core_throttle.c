@@ -304,6 +304,26 @@ static void rescale_keeps_debt_past_the_bucket(void)
 	CHECK_EQ_U64(t.tat[SL_WIOPS], NS + 16 * NS);
 }
 
+/* A refund undoes a charge, and never leaves credit behind now. */
+static void refund_undoes_a_charge(void)
+{
+	struct sl_limits a;
+	struct sl_throttle t;
+
+	limits(&a, "wiops=10 wbps=4096000");
+	sl_throttle_init(&t);
+	for (int i = 0; i < 5; i++)
+		sl_throttle_charge(&t, &a, NS, SL_WRITE, 4096, true);
+	CHECK_EQ_U64(t.tat[SL_WIOPS], NS + NS / 2);
+	sl_throttle_refund(&t, &a, NS, SL_WRITE, 4096, true);
+	CHECK_EQ_U64(t.tat[SL_WIOPS], NS + 2 * NS / 5);
+	CHECK_EQ_U64(t.tat[SL_WBPS], NS + 4 * NS / 1000);
+	for (int i = 0; i < 10; i++)
+		sl_throttle_refund(&t, &a, NS, SL_WRITE, 4096, true);
+	CHECK_EQ_U64(t.tat[SL_WIOPS], NS);
+	CHECK_EQ_U64(t.tat[SL_WBPS], NS);
+}
+
 static void mul_div_matches_wide_arithmetic(void)
 {
 	u64 x = 88172645463325252ULL;
@@ -348,6 +368,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(long_idle_does_not_store_more_than_the_bucket),
 	UNIT_TEST(rescale_keeps_the_level_in_units),
 	UNIT_TEST(rescale_keeps_debt_past_the_bucket),
+	UNIT_TEST(refund_undoes_a_charge),
 	UNIT_TEST(rescale_to_a_lower_limit_holds_at_most_one_bucket),
 	UNIT_TEST(mul_div_matches_wide_arithmetic),
 	UNIT_TEST(hist_buckets_are_log2_ms),

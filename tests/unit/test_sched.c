@@ -332,6 +332,30 @@ static void huge_reservation_tag_moves(void)
 	CHECK(count[1] > 50000);
 }
 
+/*
+ * A volume that idles right after a large step and comes back with a
+ * higher weight keeps its finish tag: the step bound is the one that made
+ * the tag, not the new weight's (which let it skip most of its charge).
+ */
+static void weight_raised_while_idle_keeps_its_charge(void)
+{
+	static const u32 w[] = { 1, 100 };
+	struct pool p;
+	u64 now = 0, finish;
+	bool by_res;
+
+	pool_init(&p, 2, w);
+	sl_sched_activate(&p.s, &p.c[0], now);
+	sl_sched_activate(&p.s, &p.c[1], now);
+	CHECK(sl_sched_pick(&p.s, now, &by_res) == &p.c[0]);
+	/* a 1 MiB bio at weight 1, in the bytes model: a step of 2^40 */
+	sl_sched_sent(&p.s, &p.c[0], false, 1 << 20, 1 << 20, false, now);
+	finish = p.c[0].finish;
+	sl_sched_client_set(&p.s, &p.c[0], 10000, 0, 0, now);
+	sl_sched_activate(&p.s, &p.c[0], now);
+	CHECK_EQ_U64(p.c[0].wnode.key, finish);
+}
+
 static const struct unit_test tests[] = {
 	UNIT_TEST(heap_matches_linear_scan),
 	UNIT_TEST(weights_share_exactly),
@@ -345,6 +369,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(long_idle_member_returns_at_vtime),
 	UNIT_TEST(extreme_weights_across_wrap),
 	UNIT_TEST(huge_reservation_tag_moves),
+	UNIT_TEST(weight_raised_while_idle_keeps_its_charge),
 };
 
 UNIT_MAIN("sched", tests)

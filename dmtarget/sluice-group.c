@@ -117,9 +117,8 @@ void sluice_group_count(struct sluice_group *g, struct sluice_io *io, int sign)
 bool sluice_group_admit(struct sluice_group *g, struct sluice_io *io)
 {
 	u64 now, wait;
-	int d = io->dir;
 
-	if (!READ_ONCE(g->s.limited) && list_empty_careful(&g->s.queue[d])) {
+	if (!READ_ONCE(g->s.limited) && list_empty_careful(&g->s.queue[io->dir])) {
 		io->group_passed = true;
 		return true;
 	}
@@ -132,19 +131,16 @@ bool sluice_group_admit(struct sluice_group *g, struct sluice_io *io)
 		io->group_passed = true;
 		return true;
 	}
-	if (list_empty(&g->s.queue[d])) {
-		wait = sl_throttle_wait(&g->s.thr, &g->s.lim, now, d, io->count_bytes);
-		if (!wait) {
-			__sluice_stage_charge(&g->s, io, now);
-			spin_unlock(&g->s.lock);
-			io->group_passed = true;
-			return true;
-		}
-		__sluice_stage_arm(&g->s, now + wait);
-	}
 	io->group_passed = true;
+	wait = __sluice_stage_admit(&g->s, io, now);
+	if (!wait) {
+		spin_unlock(&g->s.lock);
+		return true;
+	}
+	if (wait != U64_MAX)
+		__sluice_stage_arm(&g->s, now + wait);
 	__sluice_stage_hold(&g->s, io, now);
-	atomic64_inc(&g->st.throttled[d]);
+	atomic64_inc(&g->st.throttled[io->dir]);
 	spin_unlock(&g->s.lock);
 	return false;
 }

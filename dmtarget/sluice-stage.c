@@ -76,6 +76,24 @@ void sluice_stage_refund(struct sluice_stage *s, struct sluice_io *io)
 	spin_unlock(&s->lock);
 }
 
+/*
+ * Charge io and return 0 if it may go now: nothing of its direction waits
+ * before it and the buckets allow it. Otherwise the ns it must wait, or
+ * U64_MAX when others of its direction wait before it (the timer is armed
+ * for them already).
+ */
+u64 __sluice_stage_admit(struct sluice_stage *s, struct sluice_io *io, u64 now)
+{
+	u64 wait;
+
+	if (!list_empty(&s->queue[io->dir]))
+		return U64_MAX;
+	wait = sl_throttle_wait(&s->thr, &s->lim, now, io->dir, io->count_bytes);
+	if (!wait)
+		__sluice_stage_charge(s, io, now);
+	return wait;
+}
+
 void __sluice_stage_hold(struct sluice_stage *s, struct sluice_io *io, u64 now)
 {
 	io->arrival_ns = now;

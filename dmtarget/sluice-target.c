@@ -687,16 +687,14 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 		io->pool_sc = NULL;
 		return DM_MAPIO_REMAPPED;
 	}
-	if (list_empty(&v->s.queue[d])) {
-		wait = sl_throttle_wait(&v->s.thr, &v->s.lim, now, d, io->count_bytes);
-		if (!wait) {
-			__sluice_stage_charge(&v->s, io, now);
-			spin_unlock(&v->s.lock);
-			return sluice_next(sc, io, bio);
-		}
-		/* and again in a second, for the suspend probe */
-		__sluice_stage_arm(&v->s, now + min(wait, SLUICE_PROBE_AFTER_NS));
+	wait = __sluice_stage_admit(&v->s, io, now);
+	if (!wait) {
+		spin_unlock(&v->s.lock);
+		return sluice_next(sc, io, bio);
 	}
+	/* and again in a second, for the suspend probe */
+	if (wait != U64_MAX)
+		__sluice_stage_arm(&v->s, now + min(wait, SLUICE_PROBE_AFTER_NS));
 	io->throttled = true;
 	__sluice_stage_hold(&v->s, io, now);
 	atomic64_inc(&v->st.throttled[d]);

@@ -157,6 +157,7 @@ void sluice_stage_install(struct sluice_stage *s, const struct sl_limits *lim);
 void __sluice_stage_arm(struct sluice_stage *s, u64 expires);
 void __sluice_stage_charge(struct sluice_stage *s, struct sluice_io *io, u64 now);
 void sluice_stage_refund(struct sluice_stage *s, struct sluice_io *io);
+u64 __sluice_stage_admit(struct sluice_stage *s, struct sluice_io *io, u64 now);
 void __sluice_stage_hold(struct sluice_stage *s, struct sluice_io *io, u64 now);
 void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
 			    struct bio_list *out, u64 now, enum sluice_release how);

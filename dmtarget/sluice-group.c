@@ -79,18 +79,31 @@ void sluice_group_put(struct sluice_group *g)
 	kfree(g);
 }
 
+/*
+ * Held from reading the group's limits to setting them, so that two
+ * members' sets of different group keys both take effect.
+ */
+void sluice_group_lock(struct sluice_group *g)
+{
+	mutex_lock(&g->cfg_lock);
+}
+
+void sluice_group_unlock(struct sluice_group *g)
+{
+	mutex_unlock(&g->cfg_lock);
+}
+
 /* Make the group_* limits of cfg the group's, whichever member asks. */
 void sluice_group_set(struct sluice_group *g, const struct sl_config *cfg)
 {
 	struct sl_limits lim;
 
-	mutex_lock(&g->cfg_lock);
+	lockdep_assert_held(&g->cfg_lock);
 	sl_limits_from_group(&lim, cfg);
 	sluice_stage_install(&g->s, &lim);
 	spin_lock(&g->s.lock);
 	sl_config_copy_group(&g->cfg, cfg);
 	spin_unlock(&g->s.lock);
-	mutex_unlock(&g->cfg_lock);
 	/* new limits may release held bios now */
 	queue_work(sluice_wq, &g->s.dispatch);
 }
@@ -157,7 +170,6 @@ void sluice_group_charge(struct sluice_group *g, struct sluice_io *io)
 void sluice_group_refund(struct sluice_group *g, struct sluice_io *io)
 {
 	sluice_stage_refund(&g->s, io);
-	io->group_passed = false;
 }
 
 /*

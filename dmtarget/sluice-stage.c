@@ -65,11 +65,20 @@ void __sluice_stage_charge(struct sluice_stage *s, struct sluice_io *io, u64 now
 {
 	sl_throttle_charge(&s->thr, &s->lim, now, io->dir, io->bytes,
 			   io->count_bytes);
+	io->charged |= s == &io->vol->s ? SLUICE_CHARGED_VOL : SLUICE_CHARGED_GROUP;
 }
 
-/* A charged bio goes back to dm, to be charged again: take it back. */
+/*
+ * A bio this stage charged goes back to dm, to be charged again: take the
+ * charge back (at the limits in force now).
+ */
 void sluice_stage_refund(struct sluice_stage *s, struct sluice_io *io)
 {
+	u8 bit = s == &io->vol->s ? SLUICE_CHARGED_VOL : SLUICE_CHARGED_GROUP;
+
+	if (!(io->charged & bit))
+		return;
+	io->charged &= ~bit;
 	spin_lock(&s->lock);
 	sl_throttle_refund(&s->thr, &s->lim, ktime_get_ns(), io->dir, io->bytes,
 			   io->count_bytes);

@@ -46,19 +46,23 @@ static void sluice_stats_reset(struct sluice_vol *v)
 #define SLUICE_PROBE_AFTER_NS (1000ULL * NSEC_PER_MSEC)
 
 /*
- * A bio of v's is held beyond its limits, by its group or pool: a probe may
- * be due for it in a second. Counted until it completes or goes back to dm.
+ * A bio of v's goes to its group or pool, which may hold it: a probe may be
+ * due for it in a second. Marked before it is handed over (once a group or
+ * pool holds it, it may be sent and completed, and freed, at any moment)
+ * and counted until it completes or goes back to dm; unmarked at once if
+ * it was not held.
  */
-static void sluice_held_downstream(struct sluice_vol *v, struct sluice_io *io)
+static void sluice_mark_downstream(struct sluice_vol *v, struct sluice_io *io)
 {
-	u64 now = ktime_get_ns();
-
+	if (io->downstream)
+		return;
 	io->downstream = true;
-	if (atomic_inc_return(&v->nr_downstream) == 1)
-		WRITE_ONCE(v->downstream_since, now);
-	spin_lock(&v->s.lock);
-	__sluice_stage_arm(&v->s, now + SLUICE_PROBE_AFTER_NS);
-	spin_unlock(&v->s.lock);
+	if (atomic_inc_return(&v->nr_downstream) == 1) {
+		WRITE_ONCE(v->downstream_since, ktime_get_ns());
+		if (!timer_pending(&v->probe_timer))
+			mod_timer(&v->probe_timer,
+				  jiffies + nsecs_to_jiffies(SLUICE_PROBE_AFTER_NS) + 1);
+	}
 }
 
 static void sluice_done_downstream(struct sluice_vol *v, struct sluice_io *io)
@@ -80,26 +84,31 @@ void sluice_submit_list(struct bio_list *bl, enum sluice_next next)
 
 	while ((bio = bio_list_pop(bl))) {
 		struct sluice_io *io = sluice_bio_io(bio);
+		struct sluice_vol *v = io->vol;
+		bool was = io->downstream;
 
+		/* the submitter waits no longer: a full device may make it wait */
+		bio->bi_opf &= ~REQ_NOWAIT;
 		if (io->group && !io->group_passed) {
 			if (next == SLUICE_TO_DEVICE) {
 				sluice_group_charge(io->group, io);
-			} else if (!sluice_group_admit(io->group, io)) {
-				if (!io->downstream)
-					sluice_held_downstream(io->vol, io);
-				continue;
+			} else {
+				sluice_mark_downstream(v, io);
+				/* held: the group has it, io is not ours to touch */
+				if (!sluice_group_admit(io->group, io))
+					continue;
 			}
 		}
 		if (next != SLUICE_TO_DEVICE && io->pool_sc) {
 			struct sluice_c *sc = io->pool_sc;
 
 			io->pooled = true;
-			if (!sc->policy->admit(sc->member, bio)) {
-				if (!io->downstream)
-					sluice_held_downstream(io->vol, io);
+			sluice_mark_downstream(v, io);
+			if (!sc->policy->admit(sc->member, bio))
 				continue;
-			}
 		}
+		if (!was)
+			sluice_done_downstream(v, io);
 		dm_submit_bio_remap(bio, NULL);
 		/*
 		 * Lifting a limit can release tens of thousands at once; but
@@ -146,7 +155,7 @@ static void sluice_probe_end_io(struct bio *bio)
 	struct sluice_vol *v = bio->bi_private;
 
 	WRITE_ONCE(v->probe_blocked, bio->bi_status != BLK_STS_OK);
-	bio_put(bio);
+	bio_uninit(bio);
 	queue_work(sluice_wq, &v->s.dispatch);
 	/* the last touch of v: pairs with the acquire in sluice_vol_put() */
 	smp_store_release(&v->probe_inflight, false);
@@ -176,23 +185,25 @@ static bool __sluice_probe_due(struct sluice_vol *v, u64 now)
 	return oldest != U64_MAX && now - oldest >= SLUICE_PROBE_AFTER_NS;
 }
 
-/* Its own work item: the dispatch worker must never wait on dm's mempools. */
+/*
+ * Its own work item, on a workqueue without a rescuer: the dispatch worker,
+ * which frees what dm's mempools hold, must never wait on them for a probe.
+ * The bio is the volume's own: nothing to allocate.
+ */
 static void sluice_probe_fn(struct work_struct *w)
 {
 	struct sluice_vol *v = container_of(w, struct sluice_vol, probe_work);
 	struct block_device *bdev = dm_disk(v->md)->part0;
 	unsigned int lbs = bdev_logical_block_size(bdev);
-	struct bio *bio;
+	struct bio *bio = &v->probe_bio;
 
-	bio = bio_alloc(bdev, 1, REQ_OP_READ | REQ_RAHEAD, GFP_NOIO);
-	if (!bio || lbs > PAGE_SIZE) {
-		if (bio)
-			bio_put(bio);
+	if (lbs > PAGE_SIZE) {
 		/* pairs with the acquire in sluice_vol_put() */
 		smp_store_release(&v->probe_inflight, false);
 		wake_up_var(&v->probe_inflight);
 		return;
 	}
+	bio_init(bio, bdev, &v->probe_bvec, 1, REQ_OP_READ | REQ_RAHEAD);
 	bio->bi_iter.bi_sector = v->begin;
 	__bio_add_page(bio, sluice_probe_page, lbs, 0);
 	bio->bi_end_io = sluice_probe_end_io;
@@ -239,6 +250,13 @@ static void sluice_release_blocked(struct sluice_vol *v)
 	sluice_submit_list(&out, SLUICE_TO_DEVICE);
 }
 
+static void sluice_probe_timer_fn(struct timer_list *t)
+{
+	struct sluice_vol *v = from_timer(v, t, probe_timer);
+
+	queue_work(sluice_wq, &v->s.dispatch);
+}
+
 static void sluice_dispatch_fn(struct work_struct *w)
 {
 	struct sluice_vol *v = container_of(w, struct sluice_vol, s.dispatch);
@@ -261,16 +279,17 @@ static void sluice_dispatch_fn(struct work_struct *w)
 		v->probe_inflight = true;
 		v->probe_ns = now;
 	} else if ((v->s.nr_queued || atomic_read(&v->nr_downstream)) &&
-		   !v->probe_inflight) {
+		   !v->probe_inflight && v->may_hold) {
 		/* come back to probe even if the limits hold everything longer */
-		__sluice_stage_arm(&v->s, max(now, v->probe_ns) + SLUICE_PROBE_AFTER_NS);
+		mod_timer(&v->probe_timer, jiffies + 1 +
+			  nsecs_to_jiffies(max(now, v->probe_ns) + SLUICE_PROBE_AFTER_NS - now));
 	}
 	spin_unlock(&v->s.lock);
 	if (blocked)
 		sluice_release_blocked(v);
 	sluice_submit_list(&out, blocked ? SLUICE_TO_DEVICE : SLUICE_TO_GROUP);
 	if (probe)
-		queue_work(sluice_wq, &v->probe_work);
+		queue_work(system_unbound_wq, &v->probe_work);
 }
 
 /*
@@ -366,6 +385,7 @@ static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begi
 	mutex_init(&v->cfg_lock);
 	sluice_stage_init(&v->s, sluice_dispatch_fn);
 	INIT_WORK(&v->probe_work, sluice_probe_fn);
+	timer_setup(&v->probe_timer, sluice_probe_timer_fn, 0);
 	atomic_set(&v->nr_downstream, 0);
 	v->may_hold = true;
 	sluice_stats_reset(v);
@@ -392,6 +412,8 @@ static void sluice_vol_put(struct sluice_vol *v)
 		WRITE_ONCE(v->probe_inflight, false);
 	/* pairs with the release in the probe's end_io: it is done with v */
 	wait_var_event(&v->probe_inflight, !smp_load_acquire(&v->probe_inflight));
+	/* with may_hold false nothing arms the probe timer again */
+	del_timer_sync(&v->probe_timer);
 	/* presuspend released every held bio before the last table went */
 	sluice_stage_stop(&v->s);
 	kfree(v);
@@ -566,19 +588,22 @@ static int sluice_pass(struct sluice_c *sc, struct sluice_io *io,
 	if (!sc->member)
 		return DM_MAPIO_REMAPPED;
 	io->pooled = true;
-	if (sc->policy->admit(sc->member, bio))
-		return DM_MAPIO_REMAPPED;
-	sluice_held_downstream(sc->vol, io);
-	return DM_MAPIO_SUBMITTED;
+	sluice_mark_downstream(sc->vol, io);
+	if (!sc->policy->admit(sc->member, bio))
+		return DM_MAPIO_SUBMITTED;
+	sluice_done_downstream(sc->vol, io);
+	return DM_MAPIO_REMAPPED;
 }
 
 /* A bio within its volume's limits: its group's next, then its pool. */
 static int sluice_next(struct sluice_c *sc, struct sluice_io *io,
 		       struct bio *bio)
 {
-	if (io->group && !sluice_group_admit(io->group, io)) {
-		sluice_held_downstream(sc->vol, io);
-		return DM_MAPIO_SUBMITTED;
+	if (io->group) {
+		sluice_mark_downstream(sc->vol, io);
+		if (!sluice_group_admit(io->group, io))
+			return DM_MAPIO_SUBMITTED;
+		sluice_done_downstream(sc->vol, io);
 	}
 	return sluice_pass(sc, io, bio);
 }
@@ -622,6 +647,7 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 	io->throttled = false;
 	io->group_passed = false;
 	io->downstream = false;
+	io->charged = 0;
 	io->dir = SL_READ;
 	/* our own probe: dm is not holding bios back (see sluice_is_probe()) */
 	if (unlikely(sluice_is_probe(bio))) {
@@ -756,7 +782,7 @@ static void sluice_presuspend(struct dm_target *ti)
 			struct sluice_io *io = sluice_bio_io(bio);
 
 			sluice_stage_refund(&v->s, io);
-			if (io->group && io->group_passed)
+			if (io->group)
 				sluice_group_refund(io->group, io);
 		}
 	}
@@ -765,19 +791,25 @@ static void sluice_presuspend(struct dm_target *ti)
 
 	if (!requeue) {
 		sluice_submit_list(&out, SLUICE_TO_DEVICE);
-		return;
+	} else {
+		/*
+		 * dm puts each requeued bio at the head of its deferred list:
+		 * hand them back newest first, to be submitted again in order.
+		 */
+		while ((bio = bio_list_pop(&out)))
+			bio_list_add_head(&back, bio);
+		while ((bio = bio_list_pop(&back))) {
+			sluice_uncount_all(v, sluice_bio_io(bio));
+			bio->bi_status = BLK_STS_DM_REQUEUE;
+			bio_endio(bio);
+		}
 	}
 	/*
-	 * dm puts each requeued bio at the head of its deferred list: hand
-	 * them back newest first so that they are submitted again in order.
+	 * A probe decided on but not yet sent would reach whatever table is
+	 * live next; now that nothing is held, none is needed.
 	 */
-	while ((bio = bio_list_pop(&out)))
-		bio_list_add_head(&back, bio);
-	while ((bio = bio_list_pop(&back))) {
-		sluice_uncount_all(v, sluice_bio_io(bio));
-		bio->bi_status = BLK_STS_DM_REQUEUE;
-		bio_endio(bio);
-	}
+	if (cancel_work_sync(&v->probe_work))
+		WRITE_ONCE(v->probe_inflight, false);
 }
 
 static void sluice_open(struct sluice_c *sc)
@@ -825,7 +857,9 @@ static void sluice_resume(struct dm_target *ti)
 	 * it first goes live; later changes (a set to any member) stand.
 	 */
 	if (sc->group && sc->cfg.group_given) {
+		sluice_group_lock(sc->group);
 		sluice_group_set(sc->group, &sc->cfg);
+		sluice_group_unlock(sc->group);
 		spin_lock(&v->s.lock);
 		sc->cfg.group_given = false;
 		spin_unlock(&v->s.lock);
@@ -976,11 +1010,19 @@ static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
 	}
 	mutex_lock(&v->cfg_lock);
 	cfg = sc->cfg;
-	/* group_* keys change the group's limits in force, from any member */
+	/*
+	 * group_* keys change the group's limits in force, from any member:
+	 * read and set under the group's lock, so that two members' sets of
+	 * different group keys both take effect
+	 */
 	cfg.group_given = false;
-	if (sc->group)
+	if (sc->group) {
+		sluice_group_lock(sc->group);
 		sluice_group_config(sc->group, &cfg);
+	}
 	if (sl_config_parse(&cfg, SL_PARSE_SET, argc - 1, argv + 1, &err, &bad)) {
+		if (sc->group)
+			sluice_group_unlock(sc->group);
 		mutex_unlock(&v->cfg_lock);
 		DMWARN("set rejected%s%s: %s; limits unchanged", bad ? " at " : "",
 		       bad ? bad : "", err);
@@ -1003,6 +1045,8 @@ static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
 		sc->cfg.group_given = false;
 		spin_unlock(&v->s.lock);
 	}
+	if (sc->group)
+		sluice_group_unlock(sc->group);
 	mutex_unlock(&v->cfg_lock);
 	/* new limits may release held bios now, or later than armed */
 	queue_work(sluice_wq, &v->s.dispatch);

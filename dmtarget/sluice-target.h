@@ -82,7 +82,10 @@ struct sluice_vol {
 	/* the table live and holding bios, for its pool member and group */
 	struct sluice_c *live_sc;
 	/* the suspend probe, see sluice_is_probe() */
-	struct work_struct probe_work;
+	struct work_struct probe_work;	/* on system_unbound_wq */
+	struct timer_list probe_timer;	/* queues dispatch to decide on one */
+	struct bio probe_bio;		/* nothing to allocate to send one */
+	struct bio_vec probe_bvec;
 	u64 probe_ns;			/* when the last one was decided on */
 	u64 open_ns;			/* when a table last resumed */
 	bool probe_inflight;
@@ -118,12 +121,16 @@ struct sluice_io {
 	bool wb;			/* counted in st.wb_bytes */
 	bool throttled;			/* counted in st.throttled */
 	bool pooled;			/* admitted to the pool: complete it */
-	bool group_passed;		/* charged to its group */
+	bool group_passed;		/* its group has it, or charged it */
 	bool downstream;		/* counted in vol->nr_downstream */
+	u8 charged;			/* SLUICE_CHARGED_*: the stages that did */
 	struct sluice_c *pool_sc;	/* the table whose pool it goes to */
 	struct sluice_vol *vol;
 	struct sluice_group *group;
 };
+
+#define SLUICE_CHARGED_VOL 1
+#define SLUICE_CHARGED_GROUP 2
 
 enum sluice_release {
 	SLUICE_DUE,	/* what the limits allow now; arm the timer for the rest */
@@ -174,6 +181,8 @@ void sluice_submit_list(struct bio_list *bl, enum sluice_next next);
 /* sluice-group.c */
 struct sluice_group *sluice_group_get(const char *name);
 void sluice_group_put(struct sluice_group *g);
+void sluice_group_lock(struct sluice_group *g);
+void sluice_group_unlock(struct sluice_group *g);
 void sluice_group_set(struct sluice_group *g, const struct sl_config *cfg);
 void sluice_group_config(struct sluice_group *g, struct sl_config *cfg);
 void sluice_group_count(struct sluice_group *g, struct sluice_io *io, int sign);

@@ -168,6 +168,8 @@ static void pool_dispatch_fn(struct work_struct *w)
 	if (blocked)
 		pool_arm_stall_check(p);
 	while ((bio = bio_list_pop(&out))) {
+		/* its submitter waits no longer: a full device may make it wait */
+		bio->bi_opf &= ~REQ_NOWAIT;
 		dm_submit_bio_remap(bio, NULL);
 		cond_resched();
 	}

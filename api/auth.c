@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <gnutls/crypto.h>
 
@@ -60,27 +61,56 @@ static bool token_shaped(const char *t)
 	return i == AP_TOKEN_LEN;
 }
 
+/*
+ * Write a new token to dir/admin.token whole: a synced temporary file
+ * renamed over it, then the directory synced. Written in place, a crash
+ * between create and write left an empty file, and the daemon refused it
+ * at every start after.
+ */
+static int admin_token_make(const char *dir, const char *path, char *tok, char *err,
+			    size_t errlen)
+{
+	char tmp[4200];
+	int fd, dfd, ok;
+
+	if (ap_token_new(tok))
+		return snprintf(err, errlen, "no randomness for a token"), -1;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return snprintf(err, errlen, "%s: %s", tmp, strerror(errno)), -1;
+	ok = dprintf(fd, "%s\n", tok) == AP_TOKEN_LEN + 1 && !fsync(fd);
+	if (close(fd) || !ok || rename(tmp, path)) {
+		unlink(tmp);
+		return snprintf(err, errlen, "%s: cannot write it", path), -1;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fsync(dfd)) {
+		if (dfd >= 0)
+			close(dfd);
+		return snprintf(err, errlen, "%s: cannot sync its directory", dir), -1;
+	}
+	close(dfd);
+	return 0;
+}
+
 int ap_admin_token(const char *dir, char *tok, bool *made, char *err, size_t errlen)
 {
 	char path[4096];
+	struct stat st;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/admin.token", dir);
 	*made = false;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 && errno == ENOENT) {
-		if (ap_token_new(tok))
-			return snprintf(err, errlen, "no randomness for a token"), -1;
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
-		if (dprintf(fd, "%s\n", tok) != AP_TOKEN_LEN + 1 || fsync(fd)) {
+	/* missing, or empty: what a crash in the old in-place write left */
+	if ((fd < 0 && errno == ENOENT) ||
+	    (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size == 0)) {
+		if (fd >= 0)
 			close(fd);
-			unlink(path);
-			return snprintf(err, errlen, "%s: cannot write it", path), -1;
-		}
-		close(fd);
+		if (admin_token_make(dir, path, tok, err, errlen))
+			return -1;
 		*made = true;
 		return 0;
 	}

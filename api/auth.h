@@ -23,7 +23,8 @@ bool ap_equal_ct(const char *a, const char *b, size_t n);
 
 /*
  * The admin token of dir: read from dir/admin.token, or made there (0600,
- * O_EXCL) when it does not exist; *made tells which. 0, or -1 with err.
+ * written whole: a synced file renamed into place) when it does not exist
+ * or is empty; *made tells which. 0, or -1 with err.
  */
 int ap_admin_token(const char *dir, char *tok, bool *made, char *err, size_t errlen);
 

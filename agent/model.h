@@ -6,7 +6,7 @@
  *   "pools":   { "<name>": { "device": "/dev/...", "extents": N } }
  *   "tenants": { "<id>": { } }
  *   "volumes": { "<id>": { "tenant": "<id>", "pool": "<name>",
- *                          "size": <bytes, a multiple of 512>,
+ *                          "size": <bytes, a multiple of 512; of AG_SIZE_ALIGN when made or grown>,
  *                          "runs": [[<first extent>, <count>], ...],
  *                          "policy": "<sluice table arguments>",
  *                          "agent_policy": "<words>",       (optional)
@@ -29,6 +29,14 @@
  *   dirty_strict=1, which "policy" then holds.
  */
 #ifndef SLUICE_AGENT_MODEL_H
+/*
+ * What a volume's size must be a multiple of when it is made or grown: the
+ * largest logical block size of a disk (4Kn). A table whose length is not a
+ * multiple of the disk's block size is refused by the kernel, after the
+ * store had recorded the volume. Volumes stored before keep 512.
+ */
+#define AG_SIZE_ALIGN 4096
+
 #define SLUICE_AGENT_MODEL_H
 
 #include <jansson.h>

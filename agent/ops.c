@@ -254,8 +254,8 @@ int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
 	json_t *state;
 	int rc = -1;
 
-	if (!size || size % 512)
-		return failc(err, errlen, AG_E_INVALID, "size: a positive multiple of 512");
+	if (!size || size % AG_SIZE_ALIGN)
+		return failc(err, errlen, AG_E_INVALID, "size: a positive multiple of 4096");
 	if (in_force(base, apolicy, size, policy, err, errlen))
 		return -AG_E_INVALID;
 	if (check_policy(id, tenant, pool, policy, err, errlen))
@@ -326,8 +326,9 @@ int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, const char
 		rc = failc(err, errlen, AG_E_NOTFOUND, "no volume %s", id);
 		goto out;
 	}
-	if (size % 512 || size <= v->size) {
-		rc = failc(err, errlen, AG_E_INVALID, "size: a multiple of 512 above the current %" PRIu64, v->size);
+	if (size % AG_SIZE_ALIGN || size <= v->size) {
+		rc = failc(err, errlen, AG_E_INVALID, "size: a multiple of 4096 above the current %" PRIu64,
+			   v->size);
 		goto out;
 	}
 	if (!base) {

@@ -102,8 +102,9 @@ static bool size_of(struct ap_call *c, json_t *j, uint64_t *size)
 		ap_problem(c->resp, AP_P_INVALID_REQUEST, "size_bytes: a number");
 		return false;
 	}
-	if (!json_is_integer(j) || (v = json_integer_value(j)) <= 0 || v % 512) {
-		ap_problem(c->resp, AP_P_INVALID_VALUE, "size_bytes: a positive multiple of 512");
+	/* 4096: a 4Kn disk refuses a table of any other length (AG_SIZE_ALIGN) */
+	if (!json_is_integer(j) || (v = json_integer_value(j)) <= 0 || v % AG_SIZE_ALIGN) {
+		ap_problem(c->resp, AP_P_INVALID_VALUE, "size_bytes: a positive multiple of 4096");
 		return false;
 	}
 	*size = (uint64_t)v;

@@ -145,12 +145,32 @@ static int size_ring(struct ag_monitor *m, char *err, size_t errlen)
 }
 
 /* Open what is read for one volume (its device may not exist yet). */
+/*
+ * The bdi's max_ratio as it is, or -1: the volumes are read again after
+ * every change, and a ratio taken as unknown was left alone when the
+ * volume no longer asked for one (removing dirty_bytes_max kept it).
+ */
+static int read_ratio(int fd)
+{
+	char num[16];
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, num, sizeof(num) - 1, 0);
+	if (n <= 0)
+		return -1;
+	num[n] = '\0';
+	return atoi(num);
+}
+
 static void open_volume(struct ag_monitor *m, struct vol *v)
 {
 	char path[512];
 	struct stat st;
 
 	v->bdi.fd = v->ratio_fd = -1;
+	v->ratio = -1;
 	v->bdi.buf = NULL;
 	v->dirty = v->writeback = v->bdi_thresh = UNKNOWN;
 	snprintf(path, sizeof(path), "/dev/mapper/sluice-%s", v->id);
@@ -163,6 +183,7 @@ static void open_volume(struct ag_monitor *m, struct vol *v)
 	source_open(&v->bdi, path, FILE_BUF);
 	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/max_ratio", v->major, v->minor);
 	v->ratio_fd = open(path, O_RDWR | O_CLOEXEC);
+	v->ratio = read_ratio(v->ratio_fd);
 }
 
 /* Read the volumes again when the state file has changed. */
@@ -206,7 +227,6 @@ static int refresh(struct ag_monitor *m, char *err, size_t errlen)
 		snprintf(v->id, sizeof(v->id), "%s", mv->id);
 		snprintf(v->tenant, sizeof(v->tenant), "%s", mv->tenant);
 		v->dirty_max = ag_apolicy_dirty_max(mv->apolicy);
-		v->ratio = -1;
 		open_volume(m, v);
 		if (tenant_of(m, mv->tenant))
 			continue;

@@ -34,7 +34,7 @@ static void sluice_group_dispatch_fn(struct work_struct *w)
 	struct bio_list out = BIO_EMPTY_LIST;
 
 	spin_lock(&g->s.lock);
-	__sluice_stage_release(&g->s, &g->st, &out, ktime_get_ns(), SLUICE_DUE);
+	__sluice_stage_release(&g->s, &g->st, &out, ktime_get_ns(), SLUICE_DUE, U64_MAX);
 	spin_unlock(&g->s.lock);
 	sluice_submit_list(&out, SLUICE_TO_POOL);
 }

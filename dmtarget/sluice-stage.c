@@ -113,10 +113,12 @@ void __sluice_stage_hold(struct sluice_stage *s, struct sluice_io *io, u64 now)
 
 /*
  * Move held bios onto out, oldest first across both directions, charging
- * each (and counting its wait in st) unless it is being returned to dm.
+ * each (and counting its wait in st) unless it is being returned to dm. A
+ * bio held max_hold_ns goes whatever the limits say (U64_MAX: no bound).
  */
 void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
-			    struct bio_list *out, u64 now, enum sluice_release how)
+			    struct bio_list *out, u64 now, enum sluice_release how,
+			    u64 max_hold_ns)
 {
 	for (;;) {
 		struct sluice_io *head[2] = { NULL, NULL }, *io;
@@ -130,6 +132,12 @@ void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
 			wait[d] = how != SLUICE_DUE ? 0 :
 				  sl_throttle_wait(&s->thr, &s->lim, now, d,
 						   head[d]->count_bytes);
+			if (max_hold_ns != U64_MAX) {
+				u64 held = now - head[d]->arrival_ns;
+
+				wait[d] = held >= max_hold_ns ? 0 :
+					  min(wait[d], max_hold_ns - held);
+			}
 			if (!wait[d] && (pick < 0 || head[d]->seq < head[pick]->seq))
 				pick = d;
 		}

@@ -44,6 +44,12 @@ static void sluice_stats_reset(struct sluice_vol *v)
 
 /* How long a bio may be held before the suspend probe: see sluice_is_probe() */
 #define SLUICE_PROBE_AFTER_NS (1000ULL * NSEC_PER_MSEC)
+/*
+ * The longest a bio that arrives while a normal suspend runs is held: the
+ * suspend waits for it, so it goes then whatever the limits say (charged),
+ * but a submitter cannot cycle its queue at the disk's speed meanwhile.
+ */
+#define SLUICE_SUSPEND_HOLD_NS (100ULL * NSEC_PER_MSEC)
 
 /*
  * A bio of v's goes to its group or pool, which may hold it: a probe may be
@@ -273,7 +279,11 @@ static void sluice_dispatch_fn(struct work_struct *w)
 	blocked = xchg(&v->probe_blocked, 0) && v->may_hold &&
 		  (s64)(v->probe_ns - v->open_ns) >= 0;
 	__sluice_stage_release(&v->s, &v->st, &out, now,
-			       blocked ? SLUICE_ALL : SLUICE_DUE);
+			       blocked ? SLUICE_ALL : SLUICE_DUE,
+			       v->may_hold ? U64_MAX : SLUICE_SUSPEND_HOLD_NS);
+	/* suspending: what is released goes to the device, past group and pool */
+	if (!v->may_hold)
+		blocked = true;
 	probe = !blocked && __sluice_probe_due(v, now);
 	if (probe) {
 		v->probe_inflight = true;
@@ -706,12 +716,18 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 			sluice_uncount_all(v, io);
 			return DM_MAPIO_REQUEUE;
 		}
-		__sluice_stage_charge(&v->s, io, now);
-		spin_unlock(&v->s.lock);
-		if (io->group)
-			sluice_group_charge(io->group, io);
-		io->pool_sc = NULL;
-		return DM_MAPIO_REMAPPED;
+		wait = __sluice_stage_admit(&v->s, io, now);
+		if (!wait) {
+			spin_unlock(&v->s.lock);
+			if (io->group)
+				sluice_group_charge(io->group, io);
+			io->pool_sc = NULL;
+			return DM_MAPIO_REMAPPED;
+		}
+		/* held, for SLUICE_SUSPEND_HOLD_NS at most */
+		if (wait != U64_MAX)
+			__sluice_stage_arm(&v->s, now + min(wait, SLUICE_SUSPEND_HOLD_NS));
+		goto hold;
 	}
 	wait = __sluice_stage_admit(&v->s, io, now);
 	if (!wait) {
@@ -721,6 +737,7 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 	/* and again in a second, for the suspend probe */
 	if (wait != U64_MAX)
 		__sluice_stage_arm(&v->s, now + min(wait, SLUICE_PROBE_AFTER_NS));
+hold:
 	io->throttled = true;
 	__sluice_stage_hold(&v->s, io, now);
 	atomic64_inc(&v->st.throttled[d]);
@@ -767,11 +784,13 @@ static void sluice_presuspend(struct dm_target *ti)
 	v->may_hold = false;
 	v->live_sc = NULL;
 	__sluice_stage_release(&v->s, &v->st, &out, ktime_get_ns(),
-			       requeue ? SLUICE_RETURN : SLUICE_ALL);
+			       requeue ? SLUICE_RETURN : SLUICE_ALL, U64_MAX);
 	spin_unlock(&v->s.lock);
 	hrtimer_cancel(&v->s.timer);
 	/* a worker queued since may be admitting bios to the group: let it finish */
 	cancel_work_sync(&v->s.dispatch);
+	/* and bios held since then (SLUICE_SUSPEND_HOLD_NS) must still go */
+	queue_work(sluice_wq, &v->s.dispatch);
 	/* an internal suspend's probe answer is no longer news */
 	WRITE_ONCE(v->probe_blocked, 0);
 	/* what the group and pool hold passed the limits before what they hold */

@@ -167,7 +167,8 @@ void sluice_stage_refund(struct sluice_stage *s, struct sluice_io *io);
 u64 __sluice_stage_admit(struct sluice_stage *s, struct sluice_io *io, u64 now);
 void __sluice_stage_hold(struct sluice_stage *s, struct sluice_io *io, u64 now);
 void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
-			    struct bio_list *out, u64 now, enum sluice_release how);
+			    struct bio_list *out, u64 now, enum sluice_release how,
+			    u64 max_hold_ns);
 void sluice_stats_wait(struct sluice_stats *st, u64 wait);
 void sluice_stats_zero(struct sluice_stats *st);
 void sluice_emit_counters(struct sluice_stats *st, const char *prefix, char *result,

@@ -151,6 +151,14 @@ static bool sluice_is_probe(struct bio *bio)
 	       bio->bi_iter.bi_size && bio_page(bio) == sluice_probe_page;
 }
 
+/* The last touch of v by a probe. */
+static void sluice_probe_done(struct sluice_vol *v)
+{
+	/* pairs with the acquire in sluice_vol_put() */
+	smp_store_release(&v->probe_inflight, false);
+	wake_up_var(&v->probe_inflight);
+}
+
 /*
  * Whether dm holds bios back is all the probe's end tells; it may run in
  * interrupt context, so it takes no lock: the worker reads the flag and
@@ -163,9 +171,7 @@ static void sluice_probe_end_io(struct bio *bio)
 	WRITE_ONCE(v->probe_blocked, bio->bi_status != BLK_STS_OK);
 	bio_uninit(bio);
 	queue_work(sluice_wq, &v->s.dispatch);
-	/* the last touch of v: pairs with the acquire in sluice_vol_put() */
-	smp_store_release(&v->probe_inflight, false);
-	wake_up_var(&v->probe_inflight);
+	sluice_probe_done(v);
 }
 
 /*
@@ -204,9 +210,7 @@ static void sluice_probe_fn(struct work_struct *w)
 	struct bio *bio = &v->probe_bio;
 
 	if (lbs > PAGE_SIZE) {
-		/* pairs with the acquire in sluice_vol_put() */
-		smp_store_release(&v->probe_inflight, false);
-		wake_up_var(&v->probe_inflight);
+		sluice_probe_done(v);
 		return;
 	}
 	bio_init(bio, bdev, &v->probe_bvec, 1, REQ_OP_READ | REQ_RAHEAD);
@@ -268,7 +272,7 @@ static void sluice_dispatch_fn(struct work_struct *w)
 	struct sluice_vol *v = container_of(w, struct sluice_vol, s.dispatch);
 	struct bio_list out = BIO_EMPTY_LIST;
 	u64 now = ktime_get_ns();
-	bool probe, blocked;
+	bool probe, blocked, suspending;
 
 	spin_lock(&v->s.lock);
 	/*
@@ -278,18 +282,16 @@ static void sluice_dispatch_fn(struct work_struct *w)
 	 */
 	blocked = xchg(&v->probe_blocked, 0) && v->may_hold &&
 		  (s64)(v->probe_ns - v->open_ns) >= 0;
+	suspending = !v->may_hold;
 	__sluice_stage_release(&v->s, &v->st, &out, now,
 			       blocked ? SLUICE_ALL : SLUICE_DUE,
-			       v->may_hold ? U64_MAX : SLUICE_SUSPEND_HOLD_NS);
-	/* suspending: what is released goes to the device, past group and pool */
-	if (!v->may_hold)
-		blocked = true;
+			       suspending ? SLUICE_SUSPEND_HOLD_NS : U64_MAX);
 	probe = !blocked && __sluice_probe_due(v, now);
 	if (probe) {
 		v->probe_inflight = true;
 		v->probe_ns = now;
 	} else if ((v->s.nr_queued || atomic_read(&v->nr_downstream)) &&
-		   !v->probe_inflight && v->may_hold) {
+		   !v->probe_inflight && !suspending) {
 		/* come back to probe even if the limits hold everything longer */
 		mod_timer(&v->probe_timer, jiffies + 1 +
 			  nsecs_to_jiffies(max(now, v->probe_ns) + SLUICE_PROBE_AFTER_NS - now));
@@ -297,7 +299,8 @@ static void sluice_dispatch_fn(struct work_struct *w)
 	spin_unlock(&v->s.lock);
 	if (blocked)
 		sluice_release_blocked(v);
-	sluice_submit_list(&out, blocked ? SLUICE_TO_DEVICE : SLUICE_TO_GROUP);
+	/* blocked or suspending: to the device now, past group and pool */
+	sluice_submit_list(&out, blocked || suspending ? SLUICE_TO_DEVICE : SLUICE_TO_GROUP);
 	if (probe)
 		queue_work(system_unbound_wq, &v->probe_work);
 }
@@ -650,6 +653,7 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 	struct sluice_vol *v = sc->vol;
 	struct sluice_io *io = sluice_bio_io(bio);
 	enum req_op op = bio_op(bio);
+	bool suspending;
 	u64 now, wait;
 	int d;
 
@@ -704,40 +708,32 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 
 	spin_lock(&v->s.lock);
 	now = ktime_get_ns();
-	if (!v->may_hold) {
-		/*
-		 * Suspending. With noflush, dm takes the bio back and submits
-		 * it again after the resume, when the limits hold it. Otherwise
-		 * the suspend waits for it: neither the limits nor the group
-		 * nor the pool may hold it; it is charged (debt).
-		 */
-		if (dm_noflush_suspending(ti)) {
-			spin_unlock(&v->s.lock);
-			sluice_uncount_all(v, io);
-			return DM_MAPIO_REQUEUE;
-		}
-		wait = __sluice_stage_admit(&v->s, io, now);
-		if (!wait) {
-			spin_unlock(&v->s.lock);
-			if (io->group)
-				sluice_group_charge(io->group, io);
-			io->pool_sc = NULL;
-			return DM_MAPIO_REMAPPED;
-		}
-		/* held, for SLUICE_SUSPEND_HOLD_NS at most */
-		if (wait != U64_MAX)
-			__sluice_stage_arm(&v->s, now + min(wait, SLUICE_SUSPEND_HOLD_NS));
-		goto hold;
+	/*
+	 * Suspending, with noflush: dm takes the bio back and submits it
+	 * again after the resume, when the limits hold it. A normal suspend
+	 * waits for it: the limits hold it SLUICE_SUSPEND_HOLD_NS at most,
+	 * and neither the group nor the pool holds it; it is charged (debt).
+	 */
+	suspending = !v->may_hold;
+	if (suspending && dm_noflush_suspending(ti)) {
+		spin_unlock(&v->s.lock);
+		sluice_uncount_all(v, io);
+		return DM_MAPIO_REQUEUE;
 	}
 	wait = __sluice_stage_admit(&v->s, io, now);
 	if (!wait) {
 		spin_unlock(&v->s.lock);
-		return sluice_next(sc, io, bio);
+		if (!suspending)
+			return sluice_next(sc, io, bio);
+		if (io->group)
+			sluice_group_charge(io->group, io);
+		io->pool_sc = NULL;
+		return DM_MAPIO_REMAPPED;
 	}
-	/* and again in a second, for the suspend probe */
+	/* woken in time for the suspend probe, or for the suspend's bound */
 	if (wait != U64_MAX)
-		__sluice_stage_arm(&v->s, now + min(wait, SLUICE_PROBE_AFTER_NS));
-hold:
+		__sluice_stage_arm(&v->s, now + min(wait, suspending ? SLUICE_SUSPEND_HOLD_NS :
+							       SLUICE_PROBE_AFTER_NS));
 	io->throttled = true;
 	__sluice_stage_hold(&v->s, io, now);
 	atomic64_inc(&v->st.throttled[d]);
@@ -1002,6 +998,7 @@ static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
 	struct sluice_vol *v = sc->vol;
 	const char *err = NULL, *bad = NULL;
 	struct sl_config cfg;
+	bool group_given;
 
 	if (argc >= 1 && !strcasecmp(argv[0], "reset_stats")) {
 		if (argc > 1) {
@@ -1047,6 +1044,9 @@ static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
 		       bad ? bad : "", err);
 		return -EINVAL;
 	}
+	/* a set's group keys are applied once, here; the table keeps none */
+	group_given = cfg.group_given;
+	cfg.group_given = false;
 	spin_lock(&v->s.lock);
 	sc->cfg = cfg;
 	spin_unlock(&v->s.lock);
@@ -1058,12 +1058,8 @@ static int sluice_message(struct dm_target *ti, unsigned int argc, char **argv,
 		sluice_member_params(&mp, &cfg);
 		sc->policy->set(sc->member, &mp);
 	}
-	if (cfg.group_given) {
+	if (group_given)
 		sluice_group_set(sc->group, &cfg);
-		spin_lock(&v->s.lock);
-		sc->cfg.group_given = false;
-		spin_unlock(&v->s.lock);
-	}
 	if (sc->group)
 		sluice_group_unlock(sc->group);
 	mutex_unlock(&v->cfg_lock);

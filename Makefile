@@ -14,8 +14,8 @@ B ?= all
 
 all: deps modules agent unit-build
 
-include tests/unit/unit.mk
 include agent/agent.mk
+include tests/unit/unit.mk
 
 deps:
 	@$(ROOT)/mk/deps.sh

@@ -3,24 +3,32 @@
 AGENT_DIR := $(ROOT)/agent
 # The API's sources; the handlers are also linked into host tests (api.mk).
 API_SRC := $(addprefix $(ROOT)/api/,server.c routes.c common.c admin.c volumes.c stats.c \
-	problem.c policy.c auth.c config.c)
-AGENT_SRC := $(AGENT_DIR)/sluiced.c $(AGENT_DIR)/ops.c $(AGENT_DIR)/dmctl.c $(AGENT_DIR)/model.c \
-	$(AGENT_DIR)/plan.c $(AGENT_DIR)/store.c $(AGENT_DIR)/extent.c $(AGENT_DIR)/monitor.c \
-	$(ROOT)/dmtarget/sluice-core.c $(API_SRC)
+	problem.c policy.c auth.c)
+# The agent's library: everything but the programs' main().
+AGENT_LIB := $(addprefix $(AGENT_DIR)/,sluiced.c daemon.c config.c ops.c jobs.c state.c db.c \
+	idmap.c dmctl.c model.c plan.c store.c extent.c monitor.c) $(ROOT)/dmtarget/sluice-core.c
+AGENT_SRC := $(AGENT_LIB) $(API_SRC) $(ROOT)/api/main.c
+AGENT_LIBS := -ljansson -ldevmapper -lblkid -lmicrohttpd -lgnutls -luring -lsqlite3 -lpthread
 AGENT_HDR := $(wildcard $(AGENT_DIR)/*.h) $(ROOT)/dmtarget/sluice-core.h $(wildcard $(ROOT)/api/*.h)
 SLUICED := $(BUILD)/bin/sluiced
 
 $(SLUICED): $(AGENT_SRC) $(AGENT_HDR)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 $(PKG_CFLAGS) -o $@ $(AGENT_SRC) \
-		$(PKG_LDFLAGS) -ljansson -ldevmapper -lblkid -lmicrohttpd -lgnutls -luring -lpthread
+		$(PKG_LDFLAGS) $(AGENT_LIBS)
 
 agent: deps
-	@$(MAKE) --no-print-directory $(SLUICED) $(SLUICECTL) $(FUZZ_API) $(BLKOP)
+	@$(MAKE) --no-print-directory $(SLUICED) $(SLUICECTL) $(FUZZ_API) $(BLKOP) $(TRICKLE)
 
 # A guest test tool: block operations busybox cannot issue (tests/vm/tools).
 BLKOP := $(BUILD)/bin/sluice-blkop
 $(BLKOP): $(ROOT)/tests/vm/tools/sluice-blkop.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $<
+
+# A guest test tool: slow clients that trickle request bytes (tests/vm/tools).
+TRICKLE := $(BUILD)/bin/sluice-trickle
+$(TRICKLE): $(ROOT)/tests/vm/tools/sluice-trickle.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $<
 
@@ -33,9 +41,8 @@ $(SLUICECTL): $(ROOT)/api/sluicectl.c
 
 # The API fuzzer, run in the guest against the real kernel (tests/vm/tests/api/002-fuzz).
 FUZZ_API := $(BUILD)/bin/sluice-fuzz-api
-FUZZ_API_SRC := $(filter-out $(AGENT_DIR)/sluiced.c,$(AGENT_SRC)) $(ROOT)/tests/unit/fuzz_api.c \
+FUZZ_API_SRC := $(AGENT_LIB) $(API_SRC) $(ROOT)/tests/unit/fuzz_api.c \
 	$(ROOT)/tests/unit/fuzz_api_main.c
 $(FUZZ_API): $(FUZZ_API_SRC) $(AGENT_HDR)
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $(FUZZ_API_SRC) -ljansson \
-		-ldevmapper -lblkid -lmicrohttpd -lgnutls -luring -lpthread
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $(FUZZ_API_SRC) $(AGENT_LIBS)

@@ -7,11 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <pthread.h>
 #include <libdevmapper.h>
 
 #include "dmctl.h"
 
 unsigned long ag_dm_calls;
+
+/*
+ * libdevmapper keeps the device nodes it has yet to make or remove in one
+ * list of its own, unlocked: the agent's threads take turns with it. Each
+ * call is one ioctl (a suspend is noflush, a remove is not retried here).
+ */
+static pthread_mutex_t dm_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void ag_dm_init(void)
 {
@@ -35,10 +43,12 @@ static int run(struct dm_task *t)
 {
 	int ok;
 
+	pthread_mutex_lock(&dm_lock);
 	ag_dm_calls++;
 	ok = dm_task_run(t);
 	/* without udev, libdevmapper makes and removes the nodes itself */
 	dm_task_update_nodes();
+	pthread_mutex_unlock(&dm_lock);
 	return ok ? 0 : -1;
 }
 
@@ -213,8 +223,6 @@ static int simple(int type, const char *name)
 
 	if (!t)
 		return -1;
-	if (type == DM_DEVICE_REMOVE)
-		dm_task_retry_remove(t);
 	rc = run(t);
 	dm_task_destroy(t);
 	return rc;

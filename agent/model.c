@@ -217,6 +217,39 @@ static int load_pools(struct ag_model *m, json_t *pools, char *err, size_t errle
 	return 0;
 }
 
+/* A tenant's record: an optional token hash and an optional ceilings object. */
+static int load_tenants(struct ag_model *m, json_t *tenants, char *err, size_t errlen)
+{
+	const char *id, *hash;
+	json_t *t, *ceil;
+
+	if (!tenants)
+		return 0;
+	if (!json_is_object(tenants))
+		return bad(err, errlen, "tenants is not an object", NULL);
+	m->tenants = calloc(json_object_size(tenants) + 1, sizeof(*m->tenants));
+	if (!m->tenants)
+		return bad(err, errlen, "out of memory", NULL);
+	json_object_foreach(tenants, id, t) {
+		struct ag_tenant *ten = &m->tenants[m->nr_tenants];
+
+		hash = NULL;
+		ceil = NULL;
+		if (!ag_valid_id(id))
+			return bad(err, errlen, "bad tenant id", id);
+		if (json_unpack(t, "{s?s, s?o}", "token_sha256", &hash, "ceilings", &ceil) ||
+		    (hash && hash[0] && strlen(hash) != AG_HASH_HEX) || (ceil && !json_is_object(ceil)))
+			return bad(err, errlen, "bad tenant", id);
+		strcpy(ten->id, id);
+		strcpy(ten->token_sha256, hash ? hash : "");
+		ten->ceilings = ceil ? json_dumps(ceil, JSON_COMPACT | JSON_SORT_KEYS) : strdup("{}");
+		if (!ten->ceilings)
+			return bad(err, errlen, "out of memory", NULL);
+		m->nr_tenants++;
+	}
+	return 0;
+}
+
 static int load_runs(struct ag_volume *v, json_t *runs)
 {
 	size_t i;
@@ -244,7 +277,7 @@ static int load_volume(struct ag_model *m, const char *id, json_t *j, char *err,
 	struct ag_volume *v = &m->vols[m->nr_vols];
 	const char *tenant, *pool, *policy, *state, *apolicy = "";
 	json_t *runs;
-	json_int_t size;
+	json_int_t size, wiped = 0, since = 0;
 	uint64_t ext = 0;
 	char why[160];
 	size_t i;
@@ -277,6 +310,11 @@ static int load_volume(struct ag_model *m, const char *id, json_t *j, char *err,
 	if (json_unpack(j, "{s?s}", "agent_policy", &apolicy) || ag_apolicy_check(apolicy, why, sizeof(why)))
 		return bad(err, errlen, "bad agent_policy of volume", id);
 	strcpy(v->apolicy, apolicy);
+	if (json_unpack(j, "{s?I, s?I}", "wiped", &wiped, "deleting_since", &since) || wiped < 0 ||
+	    (uint64_t)wiped > ext * AG_EXTENT_BYTES)
+		return bad(err, errlen, "bad delete progress of volume", id);
+	v->wiped = (uint64_t)wiped;
+	v->deleting_since = since;
 	if (!strcmp(state, "deleting"))
 		v->deleting = true;
 	else if (strcmp(state, "ready"))
@@ -315,7 +353,8 @@ int ag_model_from_json(struct ag_model *m, json_t *state, char *err, size_t errl
 	const char *id;
 
 	memset(m, 0, sizeof(*m));
-	if (load_pools(m, json_object_get(state, "pools"), err, errlen))
+	if (load_pools(m, json_object_get(state, "pools"), err, errlen) ||
+	    load_tenants(m, json_object_get(state, "tenants"), err, errlen))
 		goto fail;
 	if (vols && !json_is_object(vols)) {
 		bad(err, errlen, "volumes is not an object", NULL);
@@ -343,8 +382,11 @@ void ag_model_free(struct ag_model *m)
 
 	for (i = 0; i < m->nr_vols; i++)
 		free(m->vols[i].runs);
+	for (i = 0; i < m->nr_tenants; i++)
+		free(m->tenants[i].ceilings);
 	free(m->vols);
 	free(m->pools);
+	free(m->tenants);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -54,6 +54,21 @@ struct ag_pool {
 	char name[AG_ID_MAX + 1];
 	char device[256];
 	uint64_t extents;
+	struct ag_extmap map;	/* in the agent's state: the extents in use (not stored) */
+};
+
+#define AG_HASH_HEX 64		/* a token's SHA-256, in hex */
+
+struct ag_tenant {
+	char id[AG_ID_MAX + 1];
+	char token_sha256[AG_HASH_HEX + 1];	/* "" for none: no token reaches it */
+	char *ceilings;		/* a JSON object, compact (malloc'd) */
+	size_t nr_volumes;	/* in the agent's state: its volumes, deleting ones too */
+};
+
+enum ag_vol_state {
+	AG_VOL_READY,
+	AG_VOL_DELETING,	/* its devices go, its extents are zeroed, then it is dropped */
 };
 
 struct ag_volume {
@@ -66,11 +81,21 @@ struct ag_volume {
 	char policy[AG_POLICY_MAX];
 	char apolicy[AG_APOLICY_MAX];	/* "agent_policy" */
 	bool deleting;
+	/* a delete's progress: bytes of its runs (in order) zeroed, durable */
+	uint64_t wiped;
+	int64_t deleting_since;		/* CLOCK_REALTIME seconds */
+	/* not stored: the delete job's tries since the start and its last failure */
+	unsigned int attempts;
+	int64_t retry_at;		/* CLOCK_MONOTONIC ms: not before */
+	char last_error[160];
 };
 
+/* A whole state as arrays: what an imported document holds. */
 struct ag_model {
 	struct ag_pool *pools;
 	size_t nr_pools;
+	struct ag_tenant *tenants;
+	size_t nr_tenants;
 	struct ag_volume *vols;
 	size_t nr_vols;
 };

@@ -15,7 +15,7 @@
 #include "log.h"
 #include "model.h"
 #include "monitor.h"
-#include "store.h"
+#include "state.h"
 
 #define PAGE_BYTES 4096
 #define VMSTAT_BUF 16384
@@ -50,11 +50,11 @@ struct tenant {
 
 struct ag_monitor {
 	struct ag_monitor_config cfg;
-	struct ag_store store;
+	struct ag_state *st;
 	struct io_uring ring;
 	unsigned int ring_entries;
 	struct source vmstat;
-	struct stat state_seen;	/* of state.json when the volumes were read */
+	uint64_t gen_seen;	/* the state's generation when the volumes were read */
 	struct vol *vols;
 	size_t nr_vols;
 	struct tenant *tenants;
@@ -186,47 +186,76 @@ static void open_volume(struct ag_monitor *m, struct vol *v)
 	v->ratio = read_ratio(v->ratio_fd);
 }
 
-/* Read the volumes again when the state file has changed. */
-static int refresh(struct ag_monitor *m, char *err, size_t errlen)
+/* What the monitor needs of a volume, copied out of the state. */
+struct vol_seen {
+	char id[AG_ID_MAX + 1], tenant[AG_ID_MAX + 1];
+	uint64_t dirty_max;
+};
+
+/* The volumes that are not being deleted, copied under the state's lock. */
+static struct vol_seen *volumes_now(struct ag_state *st, size_t *n, uint64_t *gen)
 {
-	struct stat st = { 0 };
-	struct ag_model model;
-	json_t *state;
+	struct vol_seen *out;
+	void **all;
 	size_t i;
 
-	stat(m->store.path, &st);
-	if (m->ticks && st.st_ino == m->state_seen.st_ino && st.st_size == m->state_seen.st_size &&
-	    st.st_mtim.tv_sec == m->state_seen.st_mtim.tv_sec &&
-	    st.st_mtim.tv_nsec == m->state_seen.st_mtim.tv_nsec)
-		goto missing;
-	if (ag_store_load(&m->store, &state, err, errlen))
-		return -1;
-	if (ag_model_from_json(&model, state, err, errlen)) {
-		json_decref(state);
-		return -1;
+	*n = 0;
+	pthread_rwlock_rdlock(&st->lock);
+	*gen = st->generation;
+	all = ag_idmap_values(&st->vols);
+	out = calloc(st->vols.nr + 1, sizeof(*out));
+	for (i = 0; out && all && i < st->vols.nr; i++) {
+		const struct ag_volume *v = all[i];
+
+		if (v->deleting)
+			continue;
+		strcpy(out[*n].id, v->id);
+		strcpy(out[*n].tenant, v->tenant);
+		out[(*n)++].dirty_max = ag_apolicy_dirty_max(v->apolicy);
 	}
-	json_decref(state);
+	if (out && st->vols.nr && !all) {
+		free(out);
+		out = NULL;
+	}
+	pthread_rwlock_unlock(&st->lock);
+	free(all);
+	return out;
+}
+
+/* Read the volumes again when the state has changed. */
+static int refresh(struct ag_monitor *m, char *err, size_t errlen)
+{
+	struct vol_seen *seen;
+	uint64_t gen;
+	size_t i, n;
+
+	pthread_rwlock_rdlock(&m->st->lock);
+	gen = m->st->generation;
+	pthread_rwlock_unlock(&m->st->lock);
+	if (m->ticks && gen == m->gen_seen)
+		goto missing;
+	seen = volumes_now(m->st, &n, &gen);
+	if (!seen)
+		return snprintf(err, errlen, "out of memory"), -1;
 	pthread_mutex_lock(&m->lock);
 	drop_volumes(m);
-	m->vols = calloc(model.nr_vols ? model.nr_vols : 1, sizeof(*m->vols));
-	m->tenants = calloc(model.nr_vols ? model.nr_vols : 1, sizeof(*m->tenants));
+	m->vols = calloc(n ? n : 1, sizeof(*m->vols));
+	m->tenants = calloc(n ? n : 1, sizeof(*m->tenants));
 	if (!m->vols || !m->tenants) {
 		pthread_mutex_unlock(&m->lock);
-		ag_model_free(&model);
+		free(seen);
 		return snprintf(err, errlen, "out of memory"), -1;
 	}
-	for (i = 0; i < model.nr_vols; i++) {
-		const struct ag_volume *mv = &model.vols[i];
+	for (i = 0; i < n; i++) {
+		const struct vol_seen *mv = &seen[i];
 		struct vol *v = &m->vols[m->nr_vols];
 		struct tenant *t;
 		char path[512];
 
-		if (mv->deleting)
-			continue;
 		m->nr_vols++;
 		snprintf(v->id, sizeof(v->id), "%s", mv->id);
 		snprintf(v->tenant, sizeof(v->tenant), "%s", mv->tenant);
-		v->dirty_max = ag_apolicy_dirty_max(mv->apolicy);
+		v->dirty_max = mv->dirty_max;
 		open_volume(m, v);
 		if (tenant_of(m, mv->tenant))
 			continue;
@@ -245,8 +274,8 @@ static int refresh(struct ag_monitor *m, char *err, size_t errlen)
 		}
 	}
 	pthread_mutex_unlock(&m->lock);
-	ag_model_free(&model);
-	m->state_seen = st;
+	free(seen);
+	m->gen_seen = gen;
 	return size_ring(m, err, errlen);
 missing:
 	/* a volume whose device appeared since (reconcile made it) */
@@ -448,7 +477,7 @@ int ag_monitor_tick(struct ag_monitor *m, bool wait, char *err, size_t errlen)
 	return 0;
 }
 
-int ag_monitor_open(struct ag_monitor **mp, const char *state_dir,
+int ag_monitor_open(struct ag_monitor **mp, struct ag_state *st,
 		    const struct ag_monitor_config *cfg, char *err, size_t errlen)
 {
 	struct ag_monitor *m = calloc(1, sizeof(*m));
@@ -458,19 +487,14 @@ int ag_monitor_open(struct ag_monitor **mp, const char *state_dir,
 	m->cfg = *cfg;
 	m->nr_dirty = m->nr_writeback = m->thresh = m->bg_thresh = UNKNOWN;
 	pthread_mutex_init(&m->lock, NULL);
-	if (ag_store_open(&m->store, state_dir)) {
-		free(m);
-		return snprintf(err, errlen, "state directory %s", state_dir), -1;
-	}
+	m->st = st;
 	if (source_open(&m->vmstat, "/proc/vmstat", VMSTAT_BUF)) {
 		snprintf(err, errlen, "/proc/vmstat: %s", strerror(errno));
-		ag_store_close(&m->store);
 		free(m);
 		return -1;
 	}
 	if (size_ring(m, err, errlen)) {
 		source_close(&m->vmstat);
-		ag_store_close(&m->store);
 		free(m);
 		return -1;
 	}
@@ -516,7 +540,6 @@ void ag_monitor_close(struct ag_monitor *m)
 	source_close(&m->vmstat);
 	if (m->ring_entries)
 		io_uring_queue_exit(&m->ring);
-	ag_store_close(&m->store);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }

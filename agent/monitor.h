@@ -40,8 +40,10 @@ void ag_monitor_config_defaults(struct ag_monitor_config *c);
 
 struct ag_monitor;
 
-/* A monitor of the volumes in the store at state_dir. 0, or -1 with err. */
-int ag_monitor_open(struct ag_monitor **m, const char *state_dir,
+struct ag_state;
+
+/* A monitor of the volumes of st (which outlives it). 0, or -1 with err. */
+int ag_monitor_open(struct ag_monitor **m, struct ag_state *st,
 		    const struct ag_monitor_config *cfg, char *err, size_t errlen);
 
 /*

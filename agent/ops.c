@@ -1,72 +1,79 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The agent's operations on pools and volumes; see ops.h. */
+/* The agent's operations on pools, tenants and volumes; see ops.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
+#include <time.h>
 #include <blkid/blkid.h>
-#include <linux/fs.h>
 
 #include "dmctl.h"
+#include "jobs.h"
 #include "log.h"
-#include "model.h"
 #include "ops.h"
 #include "plan.h"
 
-static int failf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int failc(char *err, size_t errlen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/* A failure of class code (AG_E_*): returns -code. */
-static int failc(char *err, size_t errlen, int code, const char *fmt, ...)
+int ag_agent_open(struct ag_agent *a, const char *dir, unsigned int lock_wait_s, bool with_kernel,
+		  struct ag_err *e)
 {
-	va_list ap;
+	struct ag_model m;
+	int i;
 
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -code;
-}
-
-static int failf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
+	memset(a, 0, sizeof(*a));
+	snprintf(a->dir, sizeof(a->dir), "%s", dir);
+	a->with_kernel = with_kernel;
+	for (i = 0; i < AG_VOL_LOCKS; i++)
+		pthread_mutex_init(&a->vol_locks[i], NULL);
+	if (ag_state_init(&a->st))
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	if (ag_db_open(&a->db, dir, lock_wait_s, e) || ag_db_load(a->db, &m, e))
+		goto fail;
+	if (ag_state_fill(&a->st, &m, e)) {
+		ag_model_free(&m);
+		goto fail;
+	}
+	if (with_kernel)
+		ag_dm_init();
+	return 0;
+fail:
+	ag_db_close(a->db);
+	a->db = NULL;
+	ag_state_destroy(&a->st);
 	return -1;
 }
 
-/* Load the state and its model; the caller frees both. */
-static int load(struct ag_store *s, json_t **state, struct ag_model *m, char *err,
-		size_t errlen)
+void ag_agent_close(struct ag_agent *a)
 {
-	if (ag_store_load(s, state, err, errlen))
-		return -1;
-	if (ag_model_from_json(m, *state, err, errlen)) {
-		json_decref(*state);
-		return -1;
-	}
-	return 0;
+	int i;
+
+	ag_jobs_stop(a);
+	ag_db_close(a->db);
+	ag_state_destroy(&a->st);
+	for (i = 0; i < AG_VOL_LOCKS; i++)
+		pthread_mutex_destroy(&a->vol_locks[i]);
+	memset(a, 0, sizeof(*a));
 }
 
-static json_t *section(json_t *state, const char *name)
+static pthread_mutex_t *lock_of(struct ag_agent *a, const char *id)
 {
-	json_t *o = json_object_get(state, name);
+	unsigned int h = 5381;
 
-	if (!o) {
-		o = json_object();
-		json_object_set_new(state, name, o);
-	}
-	return o;
+	while (*id)
+		h = h * 33 + (unsigned char)*id++;
+	return &a->vol_locks[h % AG_VOL_LOCKS];
+}
+
+void ag_volume_lock(struct ag_agent *a, const char *id)
+{
+	pthread_mutex_lock(lock_of(a, id));
+}
+
+void ag_volume_unlock(struct ag_agent *a, const char *id)
+{
+	pthread_mutex_unlock(lock_of(a, id));
 }
 
 /* The signature libblkid finds on dev (a filesystem, RAID, LVM, partition table), if any. */
@@ -97,100 +104,80 @@ static int probe_signature(const char *dev, char *what, size_t len, uint64_t *si
 	return rc < 0 && rc != -2 ? -1 : 0;
 }
 
-int ag_pool_add(struct ag_store *s, const char *name, const char *device, bool force,
-		char *err, size_t errlen)
+/* Commit what the caller put in the open transaction; the state is written only after. */
+static int commit(struct ag_agent *a, struct ag_err *e)
 {
-	struct ag_model m;
-	json_t *state;
-	char sig[64];
-	uint64_t size = 0;
-	struct stat st;
-	int rc = -1;
-
-	if (!ag_valid_id(name))
-		return failc(err, errlen, AG_E_INVALID, "pool name: 1 to %d of a-z 0-9 -", AG_ID_MAX);
-	if (stat(device, &st) || !S_ISBLK(st.st_mode))
-		return failc(err, errlen, AG_E_INVALID, "%s: not a block device", device);
-	if (load(s, &state, &m, err, errlen))
+	if (ag_db_commit(a->db, e)) {
+		if (e->code == AG_E_UNKNOWN)
+			ag_log("error", "%s", e->msg);
 		return -1;
-	if (ag_model_pool(&m, name)) {
-		rc = failc(err, errlen, AG_E_EXISTS, "pool %s exists", name);
-		goto out;
 	}
-	for (size_t i = 0; i < m.nr_pools; i++)
-		if (!strcmp(m.pools[i].device, device)) {
-			rc = failc(err, errlen, AG_E_EXISTS, "%s is pool %s already", device, m.pools[i].name);
-			goto out;
-		}
-	if (probe_signature(device, sig, sizeof(sig), &size)) {
-		failf(err, errlen, "%s: cannot probe it", device);
-		goto out;
-	}
-	if (sig[0] && !force) {
-		rc = failc(err, errlen, AG_E_REFUSED, "%s carries a %s signature; not taken without force", device, sig);
-		goto out;
-	}
-	if (ag_extents_of(size) < 2) {
-		rc = failc(err, errlen, AG_E_INVALID, "%s: too small (at least %" PRIu64 " bytes)", device,
-		      2 * AG_EXTENT_BYTES);
-		goto out;
-	}
-	json_object_set_new(section(state, "pools"), name,
-			    json_pack("{s:s, s:I}", "device", device,
-				      "extents", (json_int_t)ag_extents_of(size)));
-	rc = ag_store_save(s, state, err, errlen);
-	if (!rc)
-		ag_log("info", "pool %s: %s, %" PRIu64 " extents%s%s", name, device,
-		       ag_extents_of(size), sig[0] ? ", forced over a " : "", sig);
-out:
-	ag_model_free(&m);
-	json_decref(state);
-	return rc;
-}
-
-/* The extent map of a pool, every volume's runs marked. */
-static int pool_map(const struct ag_model *m, const struct ag_pool *p, struct ag_extmap *map)
-{
-	size_t i;
-
-	if (ag_extmap_init(map, p->extents))
-		return -1;
-	for (i = 0; i < m->nr_vols; i++)
-		if (!strcmp(m->vols[i].pool, p->name) &&
-		    ag_extmap_mark(map, m->vols[i].runs, m->vols[i].nr_runs)) {
-			ag_extmap_destroy(map);
-			return -1;
-		}
 	return 0;
 }
 
-/*
- * Append count extents of pool p to *runs: 0, -EINVAL if the stored runs do
- * not fit the pool, or -ENOSPC with *free_left the free extents.
- */
-static int allocate(const struct ag_model *m, const struct ag_pool *p, uint64_t count,
-		    struct ag_run **runs, size_t *nr, uint64_t *free_left)
+int ag_pool_add(struct ag_agent *a, const char *name, const char *device, bool force,
+		struct ag_err *e)
 {
-	struct ag_extmap map;
-	int rc;
+	struct ag_pool *p;
+	char sig[64];
+	uint64_t size = 0;
+	struct stat st;
+	void **all;
+	size_t i, n;
+	int rc = -1;
 
-	if (pool_map(m, p, &map))
-		return -EINVAL;
-	rc = ag_extmap_alloc(&map, count, runs, nr);
-	*free_left = map.nr_free;
-	ag_extmap_destroy(&map);
-	return rc;
-}
-
-static json_t *runs_json(const struct ag_run *r, size_t n)
-{
-	json_t *a = json_array();
-	size_t i;
-
+	if (!ag_valid_id(name))
+		return ag_fail(e, AG_E_INVALID, "pool name: 1 to %d of a-z 0-9 -", AG_ID_MAX);
+	if (strlen(device) >= sizeof(p->device) || stat(device, &st) || !S_ISBLK(st.st_mode))
+		return ag_fail(e, AG_E_INVALID, "%.256s: not a block device", device);
+	/* the probe reads the disk: outside the state's lock */
+	if (probe_signature(device, sig, sizeof(sig), &size))
+		return ag_fail(e, AG_E_INTERNAL, "%s: cannot probe it", device);
+	if (sig[0] && !force)
+		return ag_fail(e, AG_E_REFUSED, "%s carries a %s signature; not taken without force",
+			       device, sig);
+	if (ag_extents_of(size) < 2)
+		return ag_fail(e, AG_E_INVALID, "%s: too small (at least %" PRIu64 " bytes)", device,
+			       2 * AG_EXTENT_BYTES);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	strcpy(p->name, name);
+	strcpy(p->device, device);
+	p->extents = ag_extents_of(size);
+	pthread_rwlock_wrlock(&a->st.lock);
+	if (ag_state_pool(&a->st, name)) {
+		ag_fail(e, AG_E_EXISTS, "pool %s exists", name);
+		goto out;
+	}
+	all = ag_state_sorted(&a->st.pools, &n);
 	for (i = 0; i < n; i++)
-		json_array_append_new(a, json_pack("[I, I]", (json_int_t)r[i].start,
-						   (json_int_t)r[i].count));
-	return a;
+		if (!strcmp(((struct ag_pool *)all[i])->device, device)) {
+			ag_fail(e, AG_E_EXISTS, "%s is pool %s already", device,
+				((struct ag_pool *)all[i])->name);
+			break;
+		}
+	free(all);
+	if (i < n || ag_db_begin(a->db, e))
+		goto out;
+	if (ag_db_put_pool(a->db, p, e)) {
+		ag_db_rollback(a->db);
+		goto out;
+	}
+	if (commit(a, e))
+		goto out;
+	if (ag_state_add_pool(&a->st, p)) {
+		ag_fail(e, AG_E_INTERNAL, "out of memory (the pool is stored: restart to see it)");
+		goto out;
+	}
+	p = NULL;
+	rc = 0;
+	ag_log("info", "pool %s: %s, %" PRIu64 " extents%s%s", name, device, ag_extents_of(size),
+	       sig[0] ? ", forced over a " : "", sig);
+out:
+	pthread_rwlock_unlock(&a->st.lock);
+	free(p);
+	return rc;
 }
 
 static uint64_t extents_for(uint64_t size)
@@ -198,353 +185,398 @@ static uint64_t extents_for(uint64_t size)
 	return (size + AG_EXTENT_BYTES - 1) / AG_EXTENT_BYTES;
 }
 
-static int check_policy(const char *id, const char *tenant, const char *pool,
-			const char *policy, char *err, size_t errlen)
-{
-	json_t *st = json_pack("{s:{s:{s:s, s:I}}, s:{s:{s:s, s:s, s:I, s:[[I, I]], s:s, s:s}}}",
-			       "pools", pool, "device", "/dev/null", "extents", (json_int_t)2,
-			       "volumes", id, "tenant", tenant, "pool", pool, "size", (json_int_t)512,
-			       "runs", (json_int_t)1, (json_int_t)1, "policy", policy,
-			       "state", "ready");
-	struct ag_model m;
-	int rc;
-
-	if (!st)
-		return failf(err, errlen, "out of memory");
-	rc = ag_model_from_json(&m, st, err, errlen);
-	if (!rc)
-		ag_model_free(&m);
-	json_decref(st);
-	return rc;
-}
-
-static int save_and_converge(struct ag_store *s, json_t *state, const char *id, char *err,
-			     size_t errlen);
-
-/* The policy in force at size, into buf (AG_POLICY_MAX); -AG_E_INVALID with err. */
-static int in_force(const char *policy, const char *apolicy, uint64_t size, char *buf, char *err,
-		    size_t errlen)
+/* The policy in force at size, into buf (AG_POLICY_MAX). */
+static int in_force(const char *policy, const char *apolicy, uint64_t size, char *buf,
+		    struct ag_err *e)
 {
 	char why[200];
 
 	if (ag_policy_scaled(policy, apolicy, size, buf, AG_POLICY_MAX, why, sizeof(why)))
-		return failc(err, errlen, AG_E_INVALID, "%s", why);
+		return ag_fail(e, AG_E_INVALID, "%s", why);
 	return 0;
 }
 
-/* Record a volume's apolicy, leaving none out of the record. */
-static void set_apolicy(json_t *jv, const char *apolicy)
+/* A tenant record that none has made yet: a volume made at the console names it. */
+static struct ag_tenant *bare_tenant(const char *id)
 {
-	if (apolicy[0])
-		json_object_set_new(jv, "agent_policy", json_string(apolicy));
-	else
-		json_object_del(jv, "agent_policy");
+	struct ag_tenant *t = calloc(1, sizeof(*t));
+
+	if (t) {
+		strcpy(t->id, id);
+		t->ceilings = strdup("{}");
+		if (!t->ceilings) {
+			free(t);
+			t = NULL;
+		}
+	}
+	return t;
 }
 
-int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
-		     const char *pool, uint64_t size, const char *base, const char *apolicy,
-		     char *err, size_t errlen)
+int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct ag_err *e)
 {
-	char policy[AG_POLICY_MAX];
-	struct ag_model m;
-	uint64_t free_left;
-	struct ag_run *runs = NULL;
-	size_t nr = 0;
-	const struct ag_pool *p;
-	json_t *state;
+	struct ag_volume *v = NULL;
+	struct ag_tenant *t = NULL;
+	struct ag_pool *p;
 	int rc = -1;
 
-	if (!size || size % AG_SIZE_ALIGN)
-		return failc(err, errlen, AG_E_INVALID, "size: a positive multiple of 4096");
-	if (in_force(base, apolicy, size, policy, err, errlen))
-		return -AG_E_INVALID;
-	if (check_policy(id, tenant, pool, policy, err, errlen))
-		return -AG_E_INVALID;
-	if (load(s, &state, &m, err, errlen))
+	if (!ag_valid_id(s->id))
+		return ag_fail(e, AG_E_INVALID, "id: 1 to %d of a-z 0-9 -, not ending in -data", AG_ID_MAX);
+	if (!ag_valid_id(s->tenant))
+		return ag_fail(e, AG_E_INVALID, "tenant: 1 to %d of a-z 0-9 -", AG_ID_MAX);
+	if (!s->size || s->size % AG_SIZE_ALIGN)
+		return ag_fail(e, AG_E_INVALID, "size: a positive multiple of 4096");
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	if (in_force(s->policy, s->apolicy, s->size, v->policy, e)) {
+		free(v);
 		return -1;
-	p = ag_model_pool(&m, pool);
+	}
+	strcpy(v->id, s->id);
+	strcpy(v->tenant, s->tenant);
+	snprintf(v->pool, sizeof(v->pool), "%s", s->pool);
+	strcpy(v->apolicy, s->apolicy);
+	v->size = s->size;
+	pthread_rwlock_wrlock(&a->st.lock);
+	p = ag_state_pool(&a->st, s->pool);
 	if (!p) {
-		rc = failc(err, errlen, AG_E_NOTFOUND, "no pool %s", pool);
+		ag_fail(e, AG_E_NOTFOUND, "pool: no pool %.64s", s->pool);
 		goto out;
 	}
-	if (json_object_get(json_object_get(state, "volumes"), id)) {
-		rc = failc(err, errlen, AG_E_EXISTS, "volume %s exists", id);
+	if (ag_state_volume(&a->st, s->id)) {
+		ag_fail(e, AG_E_EXISTS, "volume %s exists", s->id);
 		goto out;
 	}
-	switch (allocate(&m, p, extents_for(size), &runs, &nr, &free_left)) {
+	switch (ag_extmap_alloc(&p->map, extents_for(s->size), &v->runs, &v->nr_runs)) {
 	case 0:
 		break;
-	case -EINVAL:
-		failf(err, errlen, "pool %s: extent map", pool);
+	case -ENOSPC:
+		ag_fail(e, AG_E_NOSPACE, "pool %s: no room for %" PRIu64 " bytes (%" PRIu64 " extents free)",
+			p->name, s->size, p->map.nr_free);
 		goto out;
 	default:
-		rc = failc(err, errlen, AG_E_NOSPACE, "pool %s: no room for %" PRIu64 " bytes (%" PRIu64 " extents free)",
-		      pool, size, free_left);
+		ag_fail(e, AG_E_INTERNAL, "out of memory");
 		goto out;
 	}
-	if (!json_object_get(section(state, "tenants"), tenant))
-		json_object_set_new(section(state, "tenants"), tenant, json_object());
-	json_object_set_new(section(state, "volumes"), id,
-			    json_pack("{s:s, s:s, s:I, s:o, s:s, s:s}", "tenant", tenant, "pool", pool,
-				      "size", (json_int_t)size, "runs", runs_json(runs, nr),
-				      "policy", policy, "state", "ready"));
-	set_apolicy(json_object_get(section(state, "volumes"), id), apolicy);
-	rc = save_and_converge(s, state, id, err, errlen);
+	/* the extents are the volume's from here; the state takes them again below */
+	ag_extmap_release(&p->map, v->runs, v->nr_runs);
+	if (!ag_state_tenant(&a->st, s->tenant) && !(t = bare_tenant(s->tenant))) {
+		ag_fail(e, AG_E_INTERNAL, "out of memory");
+		goto out;
+	}
+	if (ag_db_begin(a->db, e))
+		goto out;
+	if ((t && ag_db_put_tenant(a->db, t, e)) || ag_db_put_volume(a->db, v, e)) {
+		ag_db_rollback(a->db);
+		goto out;
+	}
+	if (commit(a, e))
+		goto out;
+	if ((t && ag_state_add_tenant(&a->st, t)) || ag_state_add_volume(&a->st, v)) {
+		ag_fail(e, AG_E_INTERNAL, "out of memory (the volume is stored: restart to see it)");
+		t = NULL;
+		goto out;
+	}
+	t = NULL;
+	v = NULL;
+	rc = 0;
 out:
-	free(runs);
-	ag_model_free(&m);
-	json_decref(state);
+	pthread_rwlock_unlock(&a->st.lock);
+	ag_tenant_free(t);
+	ag_volume_free(v);
+	if (!rc && a->with_kernel)
+		rc = ag_converge_volume(a, s->id, e);
 	return rc;
 }
 
-static const struct ag_volume *find_vol(const struct ag_model *m, const char *id)
+int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size, const char *policy,
+		     const char *apolicy, struct ag_err *e)
 {
-	size_t i;
-
-	for (i = 0; i < m->nr_vols; i++)
-		if (!strcmp(m->vols[i].id, id))
-			return &m->vols[i];
-	return NULL;
-}
-
-int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, const char *base,
-		   const char *apolicy, char *err, size_t errlen)
-{
-	char policy[AG_POLICY_MAX];
-	struct ag_model m;
-	uint64_t free_left;
-	struct ag_run *runs = NULL;
-	size_t nr;
-	const struct ag_volume *v;
-	json_t *state, *jv;
+	struct ag_volume next, *v;
+	struct ag_pool *p;
 	int rc = -1;
 
-	if (load(s, &state, &m, err, errlen))
-		return -1;
-	v = find_vol(&m, id);
+	memset(&next, 0, sizeof(next));
+	pthread_rwlock_wrlock(&a->st.lock);
+	v = ag_state_volume(&a->st, id);
 	if (!v || v->deleting) {
-		rc = failc(err, errlen, AG_E_NOTFOUND, "no volume %s", id);
+		ag_fail(e, AG_E_NOTFOUND, "no volume %s", id);
 		goto out;
 	}
-	if (size % AG_SIZE_ALIGN || size <= v->size) {
-		rc = failc(err, errlen, AG_E_INVALID, "size: a multiple of 4096 above the current %" PRIu64,
-			   v->size);
+	if (!size)
+		size = v->size;
+	if (size % AG_SIZE_ALIGN || size < v->size) {
+		ag_fail(e, AG_E_INVALID, "size: a multiple of 4096, at least the current %" PRIu64, v->size);
 		goto out;
 	}
-	if (!base) {
-		base = v->policy;
+	if (!policy) {
+		policy = v->policy;
 		apolicy = v->apolicy;
 	}
-	rc = in_force(base, apolicy, size, policy, err, errlen);
-	if (rc)
-		goto out;
-	rc = -1;
-	nr = v->nr_runs;
-	runs = malloc(nr * sizeof(*runs));
-	if (!runs) {
-		failf(err, errlen, "out of memory");
+	if (ag_volume_copy(&next, v)) {
+		ag_fail(e, AG_E_INTERNAL, "out of memory");
 		goto out;
 	}
-	memcpy(runs, v->runs, nr * sizeof(*runs));
-	switch (allocate(&m, ag_model_pool(&m, v->pool), extents_for(size) - extents_for(v->size),
-			 &runs, &nr, &free_left)) {
-	case 0:
-		break;
-	case -EINVAL:
-		failf(err, errlen, "out of memory");
+	if (in_force(policy, apolicy, size, next.policy, e))
 		goto out;
-	default:
-		rc = failc(err, errlen, AG_E_NOSPACE, "pool %s: no room to grow %s", v->pool, id);
-		goto out;
+	snprintf(next.apolicy, sizeof(next.apolicy), "%s", apolicy);
+	p = ag_state_pool(&a->st, v->pool);
+	if (extents_for(size) > extents_for(v->size)) {
+		switch (ag_extmap_alloc(&p->map, extents_for(size) - extents_for(v->size), &next.runs,
+					&next.nr_runs)) {
+		case 0:
+			break;
+		case -ENOSPC:
+			ag_fail(e, AG_E_NOSPACE, "pool %s: no room to grow %s", v->pool, id);
+			goto out;
+		default:
+			ag_fail(e, AG_E_INTERNAL, "out of memory");
+			goto out;
+		}
 	}
-	jv = json_object_get(json_object_get(state, "volumes"), id);
-	json_object_set_new(jv, "size", json_integer((json_int_t)size));
-	json_object_set_new(jv, "runs", runs_json(runs, nr));
-	json_object_set_new(jv, "policy", json_string(policy));
-	set_apolicy(jv, apolicy);
-	rc = save_and_converge(s, state, id, err, errlen);
+	next.size = size;
+	if (ag_db_begin(a->db, e))
+		goto undo;
+	if (ag_db_put_volume(a->db, &next, e)) {
+		ag_db_rollback(a->db);
+		goto undo;
+	}
+	if (commit(a, e))
+		goto undo;
+	/* the new runs stay marked in the map; the volume takes the new record */
+	ag_volume_release(v);
+	*v = next;
+	next.runs = NULL;
+	a->st.generation++;
+	rc = 0;
+	goto out;
+undo:
+	/* the allocation may have lengthened the last run: give back all, keep the old */
+	ag_extmap_release(&p->map, next.runs, next.nr_runs);
+	ag_extmap_mark(&p->map, v->runs, v->nr_runs);
 out:
-	free(runs);
-	ag_model_free(&m);
-	json_decref(state);
+	pthread_rwlock_unlock(&a->st.lock);
+	ag_volume_release(&next);
+	if (!rc && a->with_kernel)
+		rc = ag_converge_volume(a, id, e);
 	return rc;
 }
 
-int ag_volume_set(struct ag_store *s, const char *id, const char *base, const char *apolicy,
-		  char *err, size_t errlen)
+int ag_volume_delete(struct ag_agent *a, const char *id, struct ag_err *e)
 {
-	char policy[AG_POLICY_MAX];
-	struct ag_model m;
-	const struct ag_volume *v;
-	json_t *state;
+	struct ag_volume *v;
+	int64_t was;
 	int rc = -1;
 
-	if (load(s, &state, &m, err, errlen))
-		return -1;
-	v = find_vol(&m, id);
-	if (!v || v->deleting) {
-		rc = failc(err, errlen, AG_E_NOTFOUND, "no volume %s", id);
+	pthread_rwlock_wrlock(&a->st.lock);
+	v = ag_state_volume(&a->st, id);
+	if (!v) {
+		ag_fail(e, AG_E_NOTFOUND, "no volume %s", id);
 		goto out;
 	}
-	/* the target's own parser checks it there, with a pool as in the table */
-	rc = in_force(base, apolicy, v->size, policy, err, errlen);
-	if (rc)
+	if (v->deleting) {
+		/* asked again: it is under way */
+		rc = 0;
 		goto out;
-	json_object_set_new(json_object_get(json_object_get(state, "volumes"), id), "policy",
-			    json_string(policy));
-	set_apolicy(json_object_get(json_object_get(state, "volumes"), id), apolicy);
-	rc = save_and_converge(s, state, id, err, errlen);
+	}
+	was = v->deleting_since;
+	v->deleting = true;
+	v->deleting_since = (int64_t)time(NULL);
+	if (ag_db_begin(a->db, e) || ag_db_put_volume(a->db, v, e) || commit(a, e)) {
+		ag_db_rollback(a->db);
+		v->deleting = false;
+		v->deleting_since = was;
+		goto out;
+	}
+	a->st.generation++;
+	rc = 0;
+	ag_log("info", "volume %s: deleting", id);
 out:
-	ag_model_free(&m);
-	json_decref(state);
+	pthread_rwlock_unlock(&a->st.lock);
+	if (!rc)
+		ag_jobs_kick(a);
 	return rc;
 }
 
-int ag_tenant_create(struct ag_store *s, const char *id, json_t *record, char *err,
-		     size_t errlen)
+int ag_tenant_create(struct ag_agent *a, const char *id, const char *token_sha256,
+		     const char *ceilings, struct ag_err *e)
 {
-	json_t *state;
-	int rc;
+	struct ag_tenant *t;
+	int rc = -1;
 
 	if (!ag_valid_id(id))
-		return failc(err, errlen, AG_E_INVALID, "id: 1 to %d of a-z 0-9 -", AG_ID_MAX);
-	if (ag_store_load(s, &state, err, errlen))
-		return -AG_E_INTERNAL;
-	if (json_object_get(section(state, "tenants"), id)) {
-		rc = failc(err, errlen, AG_E_EXISTS, "tenant %s exists", id);
-	} else {
-		json_object_set(section(state, "tenants"), id, record);
-		rc = ag_store_save(s, state, err, errlen) ? -AG_E_INTERNAL : 0;
+		return ag_fail(e, AG_E_INVALID, "id: 1 to %d of a-z 0-9 -, not ending in -data", AG_ID_MAX);
+	t = bare_tenant(id);
+	if (!t)
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	snprintf(t->token_sha256, sizeof(t->token_sha256), "%s", token_sha256);
+	free(t->ceilings);
+	t->ceilings = strdup(ceilings ? ceilings : "{}");
+	if (!t->ceilings) {
+		free(t);
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
 	}
+	pthread_rwlock_wrlock(&a->st.lock);
+	if (ag_state_tenant(&a->st, id)) {
+		ag_fail(e, AG_E_EXISTS, "tenant %s exists", id);
+	} else if (!ag_db_begin(a->db, e)) {
+		if (ag_db_put_tenant(a->db, t, e))
+			ag_db_rollback(a->db);
+		else if (!commit(a, e) && !ag_state_add_tenant(&a->st, t)) {
+			t = NULL;
+			rc = 0;
+		}
+	}
+	pthread_rwlock_unlock(&a->st.lock);
+	ag_tenant_free(t);
 	if (!rc)
 		ag_log("info", "tenant %s created", id);
-	json_decref(state);
 	return rc;
 }
 
-int ag_tenant_delete(struct ag_store *s, const char *id, char *err, size_t errlen)
+int ag_tenant_delete(struct ag_agent *a, const char *id, struct ag_err *e)
 {
-	json_t *state, *vol;
-	const char *vid;
-	int rc = 0;
-
-	if (ag_store_load(s, &state, err, errlen))
-		return -AG_E_INTERNAL;
-	if (!json_object_get(section(state, "tenants"), id))
-		rc = failc(err, errlen, AG_E_NOTFOUND, "no tenant %s", id);
-	json_object_foreach(section(state, "volumes"), vid, vol)
-		if (!rc && !strcmp(json_string_value(json_object_get(vol, "tenant")), id))
-			rc = failc(err, errlen, AG_E_EXISTS, "tenant %s has volume %s", id, vid);
-	if (!rc) {
-		json_object_del(section(state, "tenants"), id);
-		rc = ag_store_save(s, state, err, errlen) ? -AG_E_INTERNAL : 0;
-	}
-	if (!rc)
-		ag_log("info", "tenant %s deleted", id);
-	json_decref(state);
-	return rc;
-}
-
-/*
- * Zero a volume's extents on its pool's disk, so the next owner reads zeros.
- * A disk that can zero without being written to (write zeroes with unmap:
- * NVMe deallocate, SCSI WRITE SAME with unmap, thin or file-backed disks)
- * does it by a punched hole, which also hands thin storage back; the kernel
- * refuses that (EOPNOTSUPP) rather than fall back to writing, and then
- * BLKZEROOUT writes the zeros.
- */
-static int wipe(const struct ag_pool *p, const struct ag_volume *v, char *err, size_t errlen)
-{
-	int fd = open(p->device, O_RDWR | O_CLOEXEC);
-	bool can_punch = true;
-	size_t i;
-
-	if (fd < 0)
-		return failf(err, errlen, "%s: %s", p->device, strerror(errno));
-	for (i = 0; i < v->nr_runs; i++) {
-		uint64_t r[2] = { v->runs[i].start * AG_EXTENT_BYTES,
-				  v->runs[i].count * AG_EXTENT_BYTES };
-
-		if (can_punch &&
-		    !fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)r[0], (off_t)r[1]))
-			continue;
-		if (can_punch && errno != EOPNOTSUPP) {
-			close(fd);
-			return failf(err, errlen, "%s: unmapping extents of %s: %s", p->device, v->id,
-				     strerror(errno));
-		}
-		can_punch = false;
-		if (ioctl(fd, BLKZEROOUT, r)) {
-			close(fd);
-			return failf(err, errlen, "%s: zeroing extents of %s: %s", p->device, v->id,
-				     strerror(errno));
-		}
-	}
-	if (fsync(fd)) {
-		close(fd);
-		return failf(err, errlen, "%s: %s", p->device, strerror(errno));
-	}
-	close(fd);
-	return 0;
-}
-
-int ag_volume_delete(struct ag_store *s, const char *id, char *err, size_t errlen)
-{
-	struct ag_model m;
-	const struct ag_volume *v;
-	json_t *state, *vols;
+	const struct ag_tenant *t;
 	int rc = -1;
 
-	if (load(s, &state, &m, err, errlen))
-		return -1;
-	v = find_vol(&m, id);
-	if (!v) {
-		rc = failc(err, errlen, AG_E_NOTFOUND, "no volume %s", id);
+	pthread_rwlock_wrlock(&a->st.lock);
+	t = ag_state_tenant(&a->st, id);
+	if (!t) {
+		ag_fail(e, AG_E_NOTFOUND, "no tenant %s", id);
 		goto out;
 	}
-	vols = json_object_get(state, "volumes");
-	json_object_set_new(json_object_get(vols, id), "state", json_string("deleting"));
-	/* reconcile removes the devices, zeroes the extents, drops the volume */
-	if (save_and_converge(s, state, id, err, errlen))
+	/* a tenant's volumes, deleting ones included, hold its name */
+	if (t->nr_volumes) {
+		ag_fail(e, AG_E_BUSY, "tenant %s has %zu volumes", id, t->nr_volumes);
 		goto out;
+	}
+	if (ag_db_begin(a->db, e))
+		goto out;
+	if (ag_db_del_tenant(a->db, id, e)) {
+		ag_db_rollback(a->db);
+		goto out;
+	}
+	if (commit(a, e))
+		goto out;
+	ag_state_drop_tenant(&a->st, id);
 	rc = 0;
-	ag_log("info", "volume %s deleted, its extents zeroed", id);
+	ag_log("info", "tenant %s deleted", id);
 out:
-	ag_model_free(&m);
-	json_decref(state);
+	pthread_rwlock_unlock(&a->st.lock);
 	return rc;
 }
 
-/*
- * The wanted tables of every volume (or of the one named only), from the
- * model and the live devices; *nw is how many.
- */
-static int wants(const struct ag_model *m, const char *only, struct ag_want *w,
-		 char (*tables)[2][8192], size_t *nw, const struct ag_have *have, size_t nhave,
-		 char *err, size_t errlen)
+int ag_state_replace(struct ag_agent *a, struct ag_model *m, struct ag_err *e)
 {
-	size_t v_i, i = 0;
+	struct ag_state fresh;
+	struct ag_model copy;
+	struct ag_idmap t;
+	int rc = -1;
 
-	*nw = 0;
-	for (v_i = 0; v_i < m->nr_vols; v_i++) {
-		const struct ag_volume *v = &m->vols[v_i];
-		const struct ag_pool *p = ag_model_pool(m, v->pool);
+	if (ag_state_init(&fresh))
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	pthread_rwlock_wrlock(&a->st.lock);
+	if (ag_db_begin(a->db, e))
+		goto out;
+	if (ag_db_clear(a->db, e) || ag_db_put_model(a->db, m, e)) {
+		ag_db_rollback(a->db);
+		goto out;
+	}
+	if (commit(a, e))
+		goto out;
+	/* the state as the store now has it, in place of the old (which fresh takes to free) */
+	if (ag_db_load(a->db, &copy, e))
+		goto out;
+	if (ag_state_fill(&fresh, &copy, e)) {
+		ag_model_free(&copy);
+		goto out;
+	}
+	t = a->st.pools, a->st.pools = fresh.pools, fresh.pools = t;
+	t = a->st.tenants, a->st.tenants = fresh.tenants, fresh.tenants = t;
+	t = a->st.vols, a->st.vols = fresh.vols, fresh.vols = t;
+	a->st.generation++;
+	rc = 0;
+out:
+	pthread_rwlock_unlock(&a->st.lock);
+	ag_state_destroy(&fresh);
+	return rc;
+}
+
+/* What a volume's devices should be: its record, and its pool's device. */
+struct want_vol {
+	struct ag_volume v;
+	char pool_device[256];
+};
+
+/* Copies of the volumes (all, or the one named), for planning outside the lock. */
+static struct want_vol *snapshot(struct ag_agent *a, const char *only, size_t *n, struct ag_err *e)
+{
+	struct want_vol *w;
+	void **all = NULL;
+	size_t i, k = 0, total;
+
+	pthread_rwlock_rdlock(&a->st.lock);
+	total = only ? 1 : a->st.vols.nr;
+	w = calloc(total + 1, sizeof(*w));
+	if (!only)
+		all = ag_idmap_values(&a->st.vols);
+	if (!w || (!only && total && !all)) {
+		pthread_rwlock_unlock(&a->st.lock);
+		free(w);
+		free(all);
+		ag_fail(e, AG_E_INTERNAL, "out of memory");
+		return NULL;
+	}
+	for (i = 0; i < total; i++) {
+		const struct ag_volume *v = only ? ag_state_volume(&a->st, only) : all[i];
+
+		if (!v)
+			continue;
+		if (ag_volume_copy(&w[k].v, v))
+			break;
+		strcpy(w[k].pool_device, ag_state_pool(&a->st, v->pool)->device);
+		k++;
+	}
+	pthread_rwlock_unlock(&a->st.lock);
+	free(all);
+	if (i < total) {
+		while (k--)
+			ag_volume_release(&w[k].v);
+		free(w);
+		ag_fail(e, AG_E_INTERNAL, "out of memory");
+		return NULL;
+	}
+	*n = k;
+	return w;
+}
+
+static void snapshot_free(struct want_vol *w, size_t n)
+{
+	while (w && n--)
+		ag_volume_release(&w[n].v);
+	free(w);
+}
+
+/* The wanted tables of the volumes, from their records and the live devices. */
+static int wants(const struct want_vol *vols, size_t n, struct ag_want *w, char (*tables)[2][8192],
+		 const struct ag_have *have, size_t nhave, struct ag_err *e)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct ag_volume *v = &vols[i].v;
 		char pool_devno[32], data_devno[160], data[128];
 		struct stat st;
 
-		if (only && strcmp(v->id, only))
-			continue;
-		i = (*nw)++;
 		w[i] = (struct ag_want){ v->id, tables[i][0], tables[i][1], v->deleting };
 		if (v->deleting)
 			continue;
-		if (stat(p->device, &st) || !S_ISBLK(st.st_mode))
-			return failf(err, errlen, "pool %s: %s is not a block device", p->name,
-				     p->device);
-		snprintf(pool_devno, sizeof(pool_devno), "%u:%u", major(st.st_rdev),
-			 minor(st.st_rdev));
+		if (stat(vols[i].pool_device, &st) || !S_ISBLK(st.st_mode))
+			return ag_fail(e, AG_E_INTERNAL, "pool %s: %s is not a block device", v->pool,
+				       vols[i].pool_device);
+		snprintf(pool_devno, sizeof(pool_devno), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
 		if (ag_data_table(v, pool_devno, tables[i][0], sizeof(tables[i][0])))
-			return failf(err, errlen, "volume %s: table too long", v->id);
+			return ag_fail(e, AG_E_INTERNAL, "volume %s: table too long", v->id);
 		/* the kernel prints the device below as maj:min once it exists */
 		snprintf(data, sizeof(data), AG_DM_PREFIX "%s-data", v->id);
 		snprintf(data_devno, sizeof(data_devno), "/dev/mapper/%s", data);
@@ -553,7 +585,7 @@ static int wants(const struct ag_model *m, const char *only, struct ag_want *w,
 				snprintf(data_devno, sizeof(data_devno), "%u:%u", have[h].major,
 					 have[h].minor);
 		if (ag_sluice_table(v, data_devno, tables[i][1], sizeof(tables[i][1])))
-			return failf(err, errlen, "volume %s: bad policy", v->id);
+			return ag_fail(e, AG_E_INTERNAL, "volume %s: bad policy", v->id);
 	}
 	return 0;
 }
@@ -577,130 +609,146 @@ static int apply(const struct ag_action *a)
 }
 
 /*
- * Plan and apply until nothing is left to do (three passes at most: a
- * created data device changes how the sluice table over it reads). With
- * only, just that volume's devices are read and changed: an operation on
- * one volume costs the same with 1 or 1000 volumes.
+ * The actions that would make the kernel what vols say (the devices of the
+ * one volume only, or all sluice devices), into *acts.
  */
-static int converge(const struct ag_model *m, const char *only, char *err, size_t errlen)
+static int plan_for(const struct want_vol *vols, size_t n, const char *only, struct ag_action **acts,
+		    size_t *na, struct ag_err *e)
 {
-	struct ag_want *w = calloc(m->nr_vols + 1, sizeof(*w));
-	char (*tables)[2][8192] = calloc(m->nr_vols + 1, sizeof(*tables));
-	int pass, rc = -1, failed = 0;
+	struct ag_want *w = calloc(n + 1, sizeof(*w));
+	char (*tables)[2][8192] = calloc(n + 1, sizeof(*tables));
+	struct ag_have *have = NULL;
+	size_t nh = 0;
+	int rc = -1;
 
 	if (!w || !tables) {
-		failf(err, errlen, "out of memory");
+		ag_fail(e, AG_E_INTERNAL, "out of memory");
 		goto out;
 	}
-	for (pass = 0; pass < 3; pass++) {
-		struct ag_have *have;
-		struct ag_action *acts;
-		size_t nh, nw, na, i, changes = 0;
-
-		if (only ? ag_dm_list_volume(only, &have, &nh) :
-			   ag_dm_list(AG_DM_PREFIX, &have, &nh)) {
-			failf(err, errlen, "cannot list dm devices");
-			goto out;
-		}
-		if (wants(m, only, w, tables, &nw, have, nh, err, errlen)) {
-			ag_dm_list_free(have, nh);
-			goto out;
-		}
-		if (ag_plan(w, nw, have, nh, &acts, &na)) {
-			ag_dm_list_free(have, nh);
-			failf(err, errlen, "out of memory");
-			goto out;
-		}
-		for (i = 0; i < na; i++) {
-			if (acts[i].kind == AG_REPORT && pass)
-				continue;
-			if (acts[i].kind != AG_REPORT) {
-				changes++;
-				ag_log("info", "%s %s%s%s", ag_action_name(acts[i].kind), acts[i].name,
-				       acts[i].arg ? ": " : "", acts[i].arg ? acts[i].arg : "");
-			}
-			if (apply(&acts[i])) {
-				ag_log("error", "%s %s failed", ag_action_name(acts[i].kind),
-				       acts[i].name);
-				failed++;
-			}
-		}
-		ag_plan_free(acts, na);
-		ag_dm_list_free(have, nh);
-		if (failed) {
-			failf(err, errlen, "%d dm operations failed", failed);
-			goto out;
-		}
-		if (!changes) {
-			rc = 0;
-			goto out;
-		}
+	if (only ? ag_dm_list_volume(only, &have, &nh) : ag_dm_list(AG_DM_PREFIX, &have, &nh)) {
+		ag_fail(e, AG_E_INTERNAL, "cannot list dm devices");
+		goto out;
 	}
-	failf(err, errlen, "not converged after 3 passes");
+	if (wants(vols, n, w, tables, have, nh, e))
+		goto out;
+	if (ag_plan(w, n, have, nh, acts, na)) {
+		ag_fail(e, AG_E_INTERNAL, "out of memory");
+		goto out;
+	}
+	rc = 0;
 out:
+	ag_dm_list_free(have, nh);
 	free(w);
 	free(tables);
 	return rc;
 }
 
-/*
- * Converge the kernel with state (all volumes, or the one named only) and
- * finish deletes; state is the document in the store, changed and saved
- * again when a delete finishes.
- */
-static int converge_state(struct ag_store *s, json_t *state, const char *only, char *err,
-			  size_t errlen)
+int ag_converge_volume(struct ag_agent *a, const char *id, struct ag_err *e)
 {
-	struct ag_model m;
-	json_t *vols;
-	size_t i, finished = 0;
-	int rc;
+	struct want_vol *vols;
+	size_t n = 0, pass;
+	int rc = -1;
 
-	if (ag_model_from_json(&m, state, err, errlen))
-		return -1;
-	rc = converge(&m, only, err, errlen);
-	/* a delete that a crash interrupted: its devices are gone now */
-	vols = json_object_get(state, "volumes");
-	for (i = 0; !rc && i < m.nr_vols; i++) {
-		const struct ag_volume *v = &m.vols[i];
+	/* three passes at most: a data device once made changes how the table over it reads */
+	for (pass = 0; pass < 3; pass++) {
+		struct ag_action *acts = NULL;
+		size_t na = 0, i, changes = 0, failed = 0;
 
-		if (!v->deleting || (only && strcmp(v->id, only)))
-			continue;
-		rc = wipe(ag_model_pool(&m, v->pool), v, err, errlen);
-		if (!rc) {
-			json_object_del(vols, v->id);
-			finished++;
+		vols = snapshot(a, id, &n, e);
+		if (!vols)
+			return -1;
+		if (plan_for(vols, n, id, &acts, &na, e)) {
+			snapshot_free(vols, n);
+			return -1;
+		}
+		snapshot_free(vols, n);
+		for (i = 0; i < na; i++) {
+			if (acts[i].kind == AG_REPORT)
+				continue;
+			changes++;
+			ag_log("info", "%s %s%s%s", ag_action_name(acts[i].kind), acts[i].name,
+			       acts[i].arg ? ": " : "", acts[i].arg ? acts[i].arg : "");
+			if (apply(&acts[i])) {
+				ag_log("error", "%s %s failed", ag_action_name(acts[i].kind), acts[i].name);
+				if (!failed++)
+					ag_fail(e, AG_E_INTERNAL, "volume %s: %s %s failed", id,
+						ag_action_name(acts[i].kind), acts[i].name);
+				if (acts[i].kind == AG_REMOVE)
+					e->code = AG_E_BUSY;
+			}
+		}
+		ag_plan_free(acts, na);
+		if (failed)
+			return -1;
+		if (!changes) {
+			rc = 0;
+			break;
 		}
 	}
-	if (!rc && finished)
-		rc = ag_store_save(s, state, err, errlen);
-	if (!rc && !only)
-		ag_log("info", "reconciled: %zu volumes, %lu dm calls", m.nr_vols - finished,
-		       ag_dm_calls);
-	ag_model_free(&m);
+	if (rc)
+		ag_fail(e, AG_E_INTERNAL, "volume %s: not converged after 3 passes", id);
 	return rc;
 }
 
-/*
- * An operation's acknowledgement: its changed state durable, then the
- * kernel converged for its volume from that same document.
- */
-static int save_and_converge(struct ag_store *s, json_t *state, const char *id, char *err,
-			     size_t errlen)
+/* The volume id of one of its devices' names, into id. */
+static bool volume_of(const char *name, char *id)
 {
-	if (ag_store_save(s, state, err, errlen))
-		return -1;
-	return converge_state(s, state, id, err, errlen);
+	size_t n;
+
+	if (strncmp(name, AG_DM_PREFIX, strlen(AG_DM_PREFIX)))
+		return false;
+	name += strlen(AG_DM_PREFIX);
+	n = strlen(name);
+	if (n >= 5 && !strcmp(name + n - 5, "-data"))
+		n -= 5;
+	if (!n || n > AG_ID_MAX)
+		return false;
+	memcpy(id, name, n);
+	id[n] = '\0';
+	return true;
 }
 
-int ag_reconcile(struct ag_store *s, char *err, size_t errlen)
+int ag_reconcile(struct ag_agent *a, struct ag_err *e)
 {
-	json_t *state;
-	int rc;
+	struct want_vol *vols;
+	struct ag_action *acts = NULL;
+	struct ag_err one;
+	char id[AG_ID_MAX + 1], last[AG_ID_MAX + 1] = "";
+	size_t n = 0, na = 0, i, failed = 0, fixed = 0;
 
-	if (ag_store_load(s, &state, err, errlen))
+	vols = snapshot(a, NULL, &n, e);
+	if (!vols)
 		return -1;
-	rc = converge_state(s, state, NULL, err, errlen);
-	json_decref(state);
-	return rc;
+	if (plan_for(vols, n, NULL, &acts, &na, e)) {
+		snapshot_free(vols, n);
+		return -1;
+	}
+	snapshot_free(vols, n);
+	/*
+	 * One list and one plan find what differs; each volume that does is
+	 * converged again on its own, under its lock, from its record as it is
+	 * then (an operation may have changed it meanwhile).
+	 */
+	for (i = 0; i < na; i++) {
+		if (acts[i].kind == AG_REPORT) {
+			apply(&acts[i]);
+			continue;
+		}
+		if (!volume_of(acts[i].name, id) || !strcmp(id, last))
+			continue;
+		strcpy(last, id);
+		ag_volume_lock(a, id);
+		if (ag_converge_volume(a, id, &one)) {
+			ag_log("error", "reconcile: %s", one.msg);
+			if (!failed++)
+				*e = one;
+		} else {
+			fixed++;
+		}
+		ag_volume_unlock(a, id);
+	}
+	ag_plan_free(acts, na);
+	ag_log("info", "reconciled: %zu volumes, %zu converged, %zu failed, %lu dm calls", n, fixed,
+	       failed, ag_dm_calls);
+	return failed ? -1 : 0;
 }

@@ -1,61 +1,99 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The agent's operations on pools and volumes. Each one changes the stored
- * state and the kernel in an order that a crash at any point leaves
- * recoverable by reconcile:
+ * The agent: its store, its state in memory, and the operations on pools,
+ * tenants and volumes. Each operation checks the change against the state,
+ * commits it to the store (one transaction over its own rows), applies it
+ * to the state, then converges the kernel for the one volume it touched.
+ * A crash at any point leaves what reconcile completes:
  * - pool add: probe (refuse a signature unless forced), store;
- * - volume create/grow/set: allocate and store first, then converge the
- *   kernel (reconcile creates or completes what a crash left out);
- * - volume delete: store "deleting", remove the devices, zero the extents,
- *   then drop the volume from the store (a crash in between finishes the
- *   delete on the next run, so the next tenant never reads old data).
- * An operation returns 0 only once the state is durable and the kernel has
- * it: that is its acknowledgement. A failure returns -AG_E_<class>, with a
- * message in err; nothing was changed unless the class is AG_E_INTERNAL.
+ * - volume create/change: allocate and store first, then the kernel;
+ * - volume delete: store "deleting" and return; the delete job (jobs.h)
+ *   removes the devices, zeroes the extents, then drops the volume, so its
+ *   name and space are taken again only once nobody can read old data.
+ * An operation returns 0 once its change is durable and, for a create or a
+ * change, in the kernel: that is its acknowledgement. A failure returns -1
+ * with the error in e (err.h); nothing was changed unless the code is
+ * AG_E_INTERNAL (the kernel lags: reconcile retries) or AG_E_UNKNOWN.
+ *
+ * Concurrency: operations on one volume are serialised by the volume's lock,
+ * which the caller takes around its read, check and operation
+ * (ag_volume_lock); operations on different volumes run together, taking
+ * the state's lock only to commit.
  */
 #ifndef SLUICE_AGENT_OPS_H
 #define SLUICE_AGENT_OPS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
+#include "db.h"
+#include "err.h"
+#include "state.h"
 
-enum ag_error_class {
-	AG_E_INTERNAL = 1,	/* store, kernel or memory: -1 from the layers below */
-	AG_E_INVALID,		/* a bad argument */
-	AG_E_NOTFOUND,		/* no such pool or volume */
-	AG_E_EXISTS,		/* the name is taken */
-	AG_E_NOSPACE,		/* the pool has no room */
-	AG_E_REFUSED,		/* a device with a signature, without force */
+#define AG_VOL_LOCKS 64
+
+struct ag_jobs;
+
+struct ag_agent {
+	char dir[256];
+	struct ag_db *db;
+	struct ag_state st;
+	pthread_mutex_t vol_locks[AG_VOL_LOCKS];	/* by the id's hash */
+	bool with_kernel;	/* off in host tests: no dm, no wipes */
+	struct ag_jobs *jobs;	/* the background work, once started */
 };
 
-int ag_pool_add(struct ag_store *s, const char *name, const char *device, bool force,
-		char *err, size_t errlen);
 /*
- * policy: target arguments; apolicy: the words the agent applies itself
- * (model.h: rates that scale with the size, dirty_bytes_max), "" for none. Create and set store the policy with the scaled
- * rates of the volume's size; grow recomputes them for the new size, in the
- * same change (so a grow whose rates the target refuses is refused whole).
- * Grow with a policy (base not NULL) sets it in the same change too.
+ * Open the store in dir (waiting up to lock_wait_s for its lock) and load
+ * the state. AG_E_CORRUPT: the store is left as it is and must not be used.
  */
-int ag_volume_create(struct ag_store *s, const char *id, const char *tenant,
-		     const char *pool, uint64_t size, const char *policy, const char *apolicy,
-		     char *err, size_t errlen);
-int ag_volume_grow(struct ag_store *s, const char *id, uint64_t size, const char *base,
-		   const char *apolicy, char *err, size_t errlen);
-int ag_volume_set(struct ag_store *s, const char *id, const char *policy, const char *apolicy,
-		  char *err, size_t errlen);
-int ag_volume_delete(struct ag_store *s, const char *id, char *err, size_t errlen);
+int ag_agent_open(struct ag_agent *a, const char *dir, unsigned int lock_wait_s, bool with_kernel,
+		  struct ag_err *e);
+void ag_agent_close(struct ag_agent *a);
 
-/* A tenant and its record (token hash, ceilings), stored as given. */
-int ag_tenant_create(struct ag_store *s, const char *id, json_t *record, char *err,
-		     size_t errlen);
+void ag_volume_lock(struct ag_agent *a, const char *id);
+void ag_volume_unlock(struct ag_agent *a, const char *id);
+
+int ag_pool_add(struct ag_agent *a, const char *name, const char *device, bool force,
+		struct ag_err *e);
+
+struct ag_volume_spec {
+	const char *id, *tenant, *pool;
+	uint64_t size;
+	const char *policy;	/* target arguments */
+	const char *apolicy;	/* the words the agent applies (model.h), "" for none */
+};
+
+/* The policy is stored with its scaled rates at the volume's size. */
+int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct ag_err *e);
+/*
+ * A larger size (0: the same) and a new policy (NULL: the same), in one
+ * change: the scaled rates are computed at the size that results, so a grow
+ * whose rates the target refuses is refused whole.
+ */
+int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size, const char *policy,
+		     const char *apolicy, struct ag_err *e);
+/* Mark it deleting and hand it to the delete job (started, or run by the caller). */
+int ag_volume_delete(struct ag_agent *a, const char *id, struct ag_err *e);
+
+/* A tenant with its token hash and ceilings (JSON text). */
+int ag_tenant_create(struct ag_agent *a, const char *id, const char *token_sha256,
+		     const char *ceilings, struct ag_err *e);
 /* Only a tenant without volumes. */
-int ag_tenant_delete(struct ag_store *s, const char *id, char *err, size_t errlen);
+int ag_tenant_delete(struct ag_agent *a, const char *id, struct ag_err *e);
 
-/* Converge the kernel with the stored state; 0 when nothing is left to do. */
-int ag_reconcile(struct ag_store *s, char *err, size_t errlen);
+/*
+ * Converge the kernel with the state: every volume whose devices differ is
+ * converged on its own, under its lock, so one that fails does not stop the
+ * others. -1 if any failed (each one logged), e the first failure.
+ */
+int ag_reconcile(struct ag_agent *a, struct ag_err *e);
+/* One volume's devices (removed when it is deleting). The caller holds its lock. */
+int ag_converge_volume(struct ag_agent *a, const char *id, struct ag_err *e);
+
+/* Replace the whole state with a model's (an import); m stays the caller's. */
+int ag_state_replace(struct ag_agent *a, struct ag_model *m, struct ag_err *e);
 
 #endif

@@ -2,86 +2,75 @@
 /*
  * sluiced: the agent that owns pools, tenants and volumes.
  *
- *   sluiced [-s <state dir>] <command> ...   (see usage())
+ *   sluiced [-c <config>] [-s <state dir>] [-w <seconds>] <command> ...
  *
- * "daemon" serves the JSON HTTP API (api/); the other commands are the same
- * operations for the operator at the console: each loads the store, changes
- * it durably, converges the kernel and exits 0 only then.
+ * "daemon" serves the API (daemon.h); the other commands are the same
+ * operations for the operator at the console: each opens the store (taking
+ * its lock: with the daemon running a command is refused, or waits -w
+ * seconds for it), changes it durably, converges the kernel and exits 0 only
+ * then. show and list only read, and need no lock.
  *
  * Logs go to stderr, one line each (see log.h).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 
-#include "dmctl.h"
-#include "model.h"
-#include "plan.h"
-#include "store.h"
-#include "ops.h"
+#include "daemon.h"
+#include "jobs.h"
 #include "log.h"
-#include "../api/config.h"
-#include "../api/server.h"
-#include "monitor.h"
+#include "ops.h"
 
 #define STATE_DIR_DEFAULT "/var/lib/sluice"
 #define CONFIG_DEFAULT "/etc/sluice/sluiced.conf"
 
-static int load(struct ag_store *s, const char *dir, json_t **state)
+struct console {
+	const char *dir;
+	unsigned int lock_wait_s;
+};
+
+typedef int console_op(struct ag_agent *a, char **args, struct ag_err *e);
+
+/* Run one operation with the store open; 0, or 1 with the error reported. */
+static int with_agent(const struct console *con, console_op *op, char **args)
 {
-	char err[512];
-	int rc = ag_store_open(s, dir);
+	struct ag_agent a;
+	struct ag_err e = { 0 };
+	int rc;
 
-	if (rc) {
-		ag_log("error", "%s: %s", dir, strerror(-rc));
-		return -1;
-	}
-	if (ag_store_load(s, state, err, sizeof(err))) {
-		ag_log("error", "%s; stopping, the file is left as it is", err);
-		ag_store_close(s);
-		return -1;
-	}
-	return 0;
-}
-
-/* Run one operation on the store in dir; 0 on success, else 1 with the error logged. */
-static int with_store(const char *dir, int (*op)(struct ag_store *, char **, char *, size_t),
-		      char **args)
-{
-	struct ag_store s;
-	char err[512] = "";
-	int rc = ag_store_open(&s, dir);
-
-	if (rc) {
-		ag_log("error", "%s: %s", dir, strerror(-rc));
+	if (ag_agent_open(&a, con->dir, con->lock_wait_s, true, &e)) {
+		ag_log("error", "%s%s", e.msg, e.code == AG_E_CORRUPT ?
+		       "; stopping, the store is left as it is" : "");
 		return 1;
 	}
-	ag_dm_init();
-	/* each operation loads the store; one that does not load changes nothing */
-	rc = op(&s, args, err, sizeof(err));
+	rc = op(&a, args, &e);
 	if (rc)
-		ag_log("error", "%s%s", err[0] ? err : "failed",
-		       s.poisoned ? "; stopping, the file is left as it is" : "");
-	ag_store_close(&s);
+		ag_log("error", "%s", e.msg[0] ? e.msg : "failed");
+	ag_agent_close(&a);
 	return rc ? 1 : 0;
 }
 
-static int op_reconcile(struct ag_store *s, char **a, char *err, size_t len)
+/* Deletes asked for now or left by a crash, finished before the command returns. */
+static int op_reconcile(struct ag_agent *a, char **args, struct ag_err *e)
 {
-	(void)a;
-	return ag_reconcile(s, err, len);
+	struct ag_err del;
+	int rc = ag_reconcile(a, e);
+
+	(void)args;
+	if (ag_jobs_run_deletes(a, &del) && !rc) {
+		*e = del;
+		rc = -1;
+	}
+	return rc;
 }
 
-static int op_pool_add(struct ag_store *s, char **a, char *err, size_t len)
+static int op_pool_add(struct ag_agent *a, char **args, struct ag_err *e)
 {
-	return ag_pool_add(s, a[0], a[1], a[2] != NULL, err, len);
+	return ag_pool_add(a, args[0], args[1], args[2] != NULL, e);
 }
 
 static int parse_size(const char *text, uint64_t *size)
@@ -97,116 +86,192 @@ static int parse_size(const char *text, uint64_t *size)
 	return 0;
 }
 
-static int op_create(struct ag_store *s, char **a, char *err, size_t len)
+static int op_create(struct ag_agent *a, char **args, struct ag_err *e)
 {
-	uint64_t size;
+	struct ag_volume_spec s = { .id = args[0], .tenant = args[1], .pool = args[2],
+				    .policy = args[4] ? args[4] : "",
+				    .apolicy = args[4] && args[5] ? args[5] : "" };
+	int rc;
 
-	if (parse_size(a[3], &size))
-		return snprintf(err, len, "size: bytes, a number"), -1;
-	return ag_volume_create(s, a[0], a[1], a[2], size, a[4] ? a[4] : "",
-				a[4] && a[5] ? a[5] : "", err, len);
-}
-
-static int op_grow(struct ag_store *s, char **a, char *err, size_t len)
-{
-	uint64_t size;
-
-	if (parse_size(a[1], &size))
-		return snprintf(err, len, "size: bytes, a number"), -1;
-	return ag_volume_grow(s, a[0], size, NULL, NULL, err, len);
-}
-
-static int op_set(struct ag_store *s, char **a, char *err, size_t len)
-{
-	return ag_volume_set(s, a[0], a[1], a[2] ? a[2] : "", err, len);
-}
-
-static int op_delete(struct ag_store *s, char **a, char *err, size_t len)
-{
-	return ag_volume_delete(s, a[0], err, len);
-}
-
-static int cmd_import(const char *dir, const char *file)
-{
-	struct ag_store s;
-	struct ag_model m;
-	json_t *old, *state;
-	json_error_t jerr;
-	char err[512];
-	int rc = 1;
-
-	state = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
-	if (!state || !json_is_object(state)) {
-		ag_log("error", "%s: not a JSON object: %s", file, state ? "" : jerr.text);
-		json_decref(state);
-		return 1;
-	}
-	if (ag_model_from_json(&m, state, err, sizeof(err))) {
-		ag_log("error", "%s: %s", file, err);
-		json_decref(state);
-		return 1;
-	}
-	ag_model_free(&m);
-	if (load(&s, dir, &old) == 0) {
-		if (ag_store_save(&s, state, err, sizeof(err)))
-			ag_log("error", "%s", err);
-		else
-			rc = 0;
-		json_decref(old);
-		ag_store_close(&s);
-	}
-	json_decref(state);
+	if (parse_size(args[3], &s.size))
+		return ag_fail(e, AG_E_INVALID, "size: bytes, a number");
+	ag_volume_lock(a, s.id);
+	rc = ag_volume_create(a, &s, e);
+	ag_volume_unlock(a, s.id);
 	return rc;
+}
+
+static int op_grow(struct ag_agent *a, char **args, struct ag_err *e)
+{
+	uint64_t size;
+	int rc;
+
+	if (parse_size(args[1], &size) || !size)
+		return ag_fail(e, AG_E_INVALID, "size: bytes, a number");
+	ag_volume_lock(a, args[0]);
+	rc = ag_volume_change(a, args[0], size, NULL, NULL, e);
+	ag_volume_unlock(a, args[0]);
+	return rc;
+}
+
+static int op_set(struct ag_agent *a, char **args, struct ag_err *e)
+{
+	int rc;
+
+	ag_volume_lock(a, args[0]);
+	rc = ag_volume_change(a, args[0], 0, args[1], args[2] ? args[2] : "", e);
+	ag_volume_unlock(a, args[0]);
+	return rc;
+}
+
+static int op_delete(struct ag_agent *a, char **args, struct ag_err *e)
+{
+	int rc;
+
+	ag_volume_lock(a, args[0]);
+	rc = ag_volume_delete(a, args[0], e);
+	ag_volume_unlock(a, args[0]);
+	return rc ? rc : ag_jobs_run_deletes(a, e);
+}
+
+static int op_import(struct ag_agent *a, char **args, struct ag_err *e)
+{
+	struct ag_model m;
+	json_error_t jerr;
+	char err[400];
+	json_t *state = json_load_file(args[0], JSON_REJECT_DUPLICATES, &jerr);
+	int rc;
+
+	if (!state || !json_is_object(state)) {
+		json_decref(state);
+		return ag_fail(e, AG_E_INVALID, "%s: not a JSON object: %s", args[0], state ? "" : jerr.text);
+	}
+	rc = ag_model_from_json(&m, state, err, sizeof(err));
+	json_decref(state);
+	if (rc)
+		return ag_fail(e, AG_E_INVALID, "%s: %s", args[0], err);
+	rc = ag_state_replace(a, &m, e);
+	ag_model_free(&m);
+	return rc;
+}
+
+/* The state as the document import takes, from the store as last committed. */
+static json_t *state_json(const struct ag_state *st)
+{
+	json_t *pools = json_object(), *tenants = json_object(), *vols = json_object();
+	void **all;
+	size_t i, n;
+
+	all = ag_state_sorted(&st->pools, &n);
+	for (i = 0; i < n; i++) {
+		const struct ag_pool *p = all[i];
+
+		json_object_set_new(pools, p->name, json_pack("{s:s, s:I}", "device", p->device,
+							       "extents", (json_int_t)p->extents));
+	}
+	free(all);
+	all = ag_state_sorted(&st->tenants, &n);
+	for (i = 0; i < n; i++) {
+		const struct ag_tenant *t = all[i];
+		json_t *rec = json_pack("{s:o}", "ceilings", json_loads(t->ceilings, 0, NULL));
+
+		if (t->token_sha256[0])
+			json_object_set_new(rec, "token_sha256", json_string(t->token_sha256));
+		json_object_set_new(tenants, t->id, rec);
+	}
+	free(all);
+	all = ag_state_sorted(&st->vols, &n);
+	for (i = 0; i < n; i++) {
+		const struct ag_volume *v = all[i];
+		json_t *runs = json_array(), *j;
+
+		for (size_t r = 0; r < v->nr_runs; r++)
+			json_array_append_new(runs, json_pack("[I, I]", (json_int_t)v->runs[r].start,
+							      (json_int_t)v->runs[r].count));
+		j = json_pack("{s:s, s:s, s:I, s:o, s:s, s:s}", "tenant", v->tenant, "pool", v->pool,
+			      "size", (json_int_t)v->size, "runs", runs, "policy", v->policy,
+			      "state", v->deleting ? "deleting" : "ready");
+		if (v->apolicy[0])
+			json_object_set_new(j, "agent_policy", json_string(v->apolicy));
+		if (v->deleting)
+			json_object_set_new(j, "wiped", json_integer((json_int_t)v->wiped));
+		json_object_set_new(vols, v->id, j);
+	}
+	free(all);
+	return json_pack("{s:o, s:o, s:o}", "pools", pools, "tenants", tenants, "volumes", vols);
+}
+
+/* The committed state, read without the lock (the daemon may be running). */
+static int read_state(const char *dir, struct ag_state *st)
+{
+	struct ag_db *db;
+	struct ag_model m;
+	struct ag_err e;
+
+	if (ag_state_init(st))
+		return -1;
+	if (ag_db_open_readonly(&db, dir, &e)) {
+		if (e.code == AG_E_NOTFOUND)
+			return 0;
+		ag_log("error", "%s", e.msg);
+		ag_state_destroy(st);
+		return -1;
+	}
+	if (ag_db_load(db, &m, &e) || ag_state_fill(st, &m, &e)) {
+		ag_log("error", "%s", e.msg);
+		ag_model_free(&m);
+		ag_db_close(db);
+		ag_state_destroy(st);
+		return -1;
+	}
+	ag_db_close(db);
+	return 0;
 }
 
 static int cmd_show(const char *dir)
 {
-	struct ag_store s;
-	json_t *state;
+	struct ag_state st;
+	json_t *j;
 
-	if (load(&s, dir, &state))
+	if (read_state(dir, &st))
 		return 1;
-	json_dumpf(state, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	j = state_json(&st);
+	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 	putchar('\n');
-	json_decref(state);
-	ag_store_close(&s);
+	json_decref(j);
+	ag_state_destroy(&st);
 	return 0;
 }
 
 /* One line a volume: id tenant pool size state policy. */
 static int cmd_list(const char *dir)
 {
-	struct ag_store s;
-	struct ag_model m;
-	json_t *state;
-	char err[512];
-	size_t i;
+	struct ag_state st;
+	void **all;
+	size_t i, n;
 
-	if (load(&s, dir, &state))
+	if (read_state(dir, &st))
 		return 1;
-	if (ag_model_from_json(&m, state, err, sizeof(err))) {
-		ag_log("error", "%s", err);
-		json_decref(state);
-		ag_store_close(&s);
-		return 1;
+	all = ag_state_sorted(&st.vols, &n);
+	for (i = 0; i < n; i++) {
+		const struct ag_volume *v = all[i];
+
+		printf("%s %s %s %" PRIu64 " %s %s\n", v->id, v->tenant, v->pool, v->size,
+		       v->deleting ? "deleting" : "ready", v->policy[0] ? v->policy : "-");
 	}
-	for (i = 0; i < m.nr_vols; i++)
-		printf("%s %s %s %" PRIu64 " %s %s\n", m.vols[i].id, m.vols[i].tenant,
-		       m.vols[i].pool, m.vols[i].size, m.vols[i].deleting ? "deleting" : "ready",
-		       m.vols[i].policy[0] ? m.vols[i].policy : "-");
-	ag_model_free(&m);
-	json_decref(state);
-	ag_store_close(&s);
+	free(all);
+	ag_state_destroy(&st);
 	return 0;
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: sluiced [-c <config>] [-s <state dir>] <command>\n"
+	fprintf(stderr, "usage: sluiced [-c <config>] [-s <state dir>] [-w <seconds>] <command>\n"
 		"  daemon                                     reconcile, then serve the API\n"
 		"                                             (config: " CONFIG_DEFAULT ")\n"
-		"  reconcile                                  converge the kernel with the store\n"
-		"  import <file>                              check a state object, store it\n"
+		"  reconcile                                  converge the kernel with the store,\n"
+		"                                             finish pending deletes\n"
+		"  import <file>                              check a state document, store it\n"
 		"  show                                       print the stored state\n"
 		"  list                                       one line a volume\n"
 		"  serve                                      commands from stdin, a line each\n"
@@ -217,30 +282,31 @@ static void usage(void)
 		"  set <id> <policy> [agent-policy]           sluice table arguments, and words\n"
 		"                                             \"<rate>=<per GiB>:<floor>\" and\n"
 		"                                             \"dirty_bytes_max=<bytes>\"\n"
-		"  delete <id>                                remove it, zero its extents\n");
+		"  delete <id>                                remove it, zero its extents\n"
+		"-w: wait that long for the store's lock (held by the daemon), else refuse\n");
 }
 
 /* Run one command; 0 success, 1 failure, 2 usage. */
-static int dispatch(const char *dir, int argc, char **argv)
+static int dispatch(const struct console *con, int argc, char **argv)
 {
 	if (!strcmp(argv[0], "reconcile") && argc == 1)
-		return with_store(dir, op_reconcile, argv + 1);
+		return with_agent(con, op_reconcile, argv + 1);
 	if (!strcmp(argv[0], "pool-add") && (argc == 3 || (argc == 4 && !strcmp(argv[3], "force"))))
-		return with_store(dir, op_pool_add, argv + 1);
+		return with_agent(con, op_pool_add, argv + 1);
 	if (!strcmp(argv[0], "create") && argc >= 5 && argc <= 7)
-		return with_store(dir, op_create, argv + 1);
+		return with_agent(con, op_create, argv + 1);
 	if (!strcmp(argv[0], "grow") && argc == 3)
-		return with_store(dir, op_grow, argv + 1);
+		return with_agent(con, op_grow, argv + 1);
 	if (!strcmp(argv[0], "set") && (argc == 3 || argc == 4))
-		return with_store(dir, op_set, argv + 1);
+		return with_agent(con, op_set, argv + 1);
 	if (!strcmp(argv[0], "delete") && argc == 2)
-		return with_store(dir, op_delete, argv + 1);
+		return with_agent(con, op_delete, argv + 1);
 	if (!strcmp(argv[0], "import") && argc == 2)
-		return cmd_import(dir, argv[1]);
+		return with_agent(con, op_import, argv + 1);
 	if (!strcmp(argv[0], "show") && argc == 1)
-		return cmd_show(dir);
+		return cmd_show(con->dir);
 	if (!strcmp(argv[0], "list") && argc == 1)
-		return cmd_list(dir);
+		return cmd_list(con->dir);
 	usage();
 	return 2;
 }
@@ -248,10 +314,10 @@ static int dispatch(const char *dir, int argc, char **argv)
 /*
  * Commands from stdin, one a line, words separated by spaces (a policy's
  * words joined by commas); each answered on stdout by "ok" once it is
- * durable and in the kernel, or "err". What the daemon's API will do per
+ * durable and in the kernel, or "err". What the daemon's API does per
  * request, without the HTTP: the crash test kills it mid-stream.
  */
-static int cmd_serve(const char *dir)
+static int cmd_serve(const struct console *con)
 {
 	char line[4096];
 
@@ -275,7 +341,7 @@ static int cmd_serve(const char *dir)
 			for (w = argv[i]; *w; w++)
 				if (*w == ',')
 					*w = ' ';
-		printf("%s\n", dispatch(dir, argc, argv) ? "err" : "ok");
+		printf("%s\n", dispatch(con, argc, argv) ? "err" : "ok");
 	}
 	return 0;
 }
@@ -292,15 +358,16 @@ static double tv_s(const struct timeval *tv)
  */
 static int cmd_dirty(const char *config, const char *dir, const char *ticks_arg)
 {
-	struct ap_config cf;
+	struct ag_config cf;
 	struct ag_monitor *m;
+	struct ag_state st;
 	struct rusage ru, first;
 	char err[512];
 	uint64_t ticks = 1, i;
 	json_t *j;
 
-	ap_config_defaults(&cf);
-	if (ap_config_load(&cf, config, err, sizeof(err))) {
+	ag_config_defaults(&cf);
+	if (ag_config_load(&cf, config, err, sizeof(err))) {
 		ag_log("error", "%s", err);
 		return 1;
 	}
@@ -310,14 +377,18 @@ static int cmd_dirty(const char *config, const char *dir, const char *ticks_arg)
 	}
 	if (!cf.monitor.interval_ms)
 		cf.monitor.interval_ms = 1000;
-	if (ag_monitor_open(&m, dir, &cf.monitor, err, sizeof(err))) {
+	if (read_state(dir, &st))
+		return 1;
+	if (ag_monitor_open(&m, &st, &cf.monitor, err, sizeof(err))) {
 		ag_log("error", "%s", err);
+		ag_state_destroy(&st);
 		return 1;
 	}
 	for (i = 0; i < ticks; i++) {
 		if (ag_monitor_tick(m, i > 0, err, sizeof(err))) {
 			ag_log("error", "tick %" PRIu64 ": %s", i, err);
 			ag_monitor_close(m);
+			ag_state_destroy(&st);
 			return 1;
 		}
 		/* after the first tick, which opens every file: the steady state */
@@ -330,26 +401,36 @@ static int cmd_dirty(const char *config, const char *dir, const char *ticks_arg)
 	putchar('\n');
 	json_decref(j);
 	ag_monitor_close(m);
+	ag_state_destroy(&st);
 	fprintf(stderr, "monitor: %" PRIu64 " ticks, user %.6f s, sys %.6f s; after the first: user %.6f s, sys %.6f s\n",
 		ticks, tv_s(&ru.ru_utime), tv_s(&ru.ru_stime),
 		tv_s(&ru.ru_utime) - tv_s(&first.ru_utime), tv_s(&ru.ru_stime) - tv_s(&first.ru_stime));
 	return 0;
 }
 
-int main(int argc, char **argv)
+int ag_main(int argc, char **argv, const struct ag_frontend *fe)
 {
-	const char *dir = STATE_DIR_DEFAULT, *config = CONFIG_DEFAULT;
+	struct console con = { .dir = STATE_DIR_DEFAULT };
+	const char *config = CONFIG_DEFAULT;
 	bool dir_given = false;
+	uint64_t wait;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "c:s:h")) != -1) {
+	while ((opt = getopt(argc, argv, "c:s:w:h")) != -1) {
 		switch (opt) {
 		case 'c':
 			config = optarg;
 			break;
 		case 's':
-			dir = optarg;
+			con.dir = optarg;
 			dir_given = true;
+			break;
+		case 'w':
+			if (parse_size(optarg, &wait) || wait > 3600) {
+				usage();
+				return 2;
+			}
+			con.lock_wait_s = (unsigned int)wait;
 			break;
 		default:
 			usage();
@@ -363,11 +444,10 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	if (!strcmp(argv[0], "serve") && argc == 1)
-		return cmd_serve(dir);
+		return cmd_serve(&con);
 	if (!strcmp(argv[0], "daemon") && argc == 1)
-		return ap_serve(config, dir_given ? dir : NULL);
+		return ag_daemon(config, dir_given ? con.dir : NULL, fe);
 	if (!strcmp(argv[0], "dirty") && argc <= 2)
-		return cmd_dirty(config, dir, argc == 2 ? argv[1] : NULL);
-	return dispatch(dir, argc, argv);
+		return cmd_dirty(config, con.dir, argc == 2 ? argv[1] : NULL);
+	return dispatch(&con, argc, argv);
 }
-

@@ -1,80 +1,90 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Health, pools and tenants. */
+/* Health, pools, tenants and jobs. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "../agent/extent.h"
-#include "../agent/ops.h"
+#include "../agent/jobs.h"
 #include "handlers.h"
 #include "policy.h"
 
+/* Open to all: it says the API answers, and nothing of what it holds. */
 void ap_get_health(struct ap_call *c)
 {
-	ap_reply(c, 200, json_pack("{s:s, s:I, s:I}", "status", "ok", "generation",
-				   (json_int_t)c->ctx->store->generation, "volumes",
-				   (json_int_t)c->model->nr_vols));
+	ap_reply(c, 200, json_pack("{s:s}", "status", "ok"));
 }
 
-static json_t *pool_json(const struct ag_model *m, const struct ag_pool *p)
+/* The caller holds the state's lock. */
+static json_t *pool_json(const struct ag_pool *p)
 {
-	uint64_t used = 0;
-
-	for (size_t i = 0; i < m->nr_vols; i++)
-		if (!strcmp(m->vols[i].pool, p->name))
-			for (size_t r = 0; r < m->vols[i].nr_runs; r++)
-				used += m->vols[i].runs[r].count;
 	/* extent 0 holds the pool's label */
 	return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "name", p->name, "device", p->device,
 			 "extent_bytes", (json_int_t)AG_EXTENT_BYTES,
 			 "extents", (json_int_t)p->extents,
 			 "capacity_bytes", (json_int_t)((p->extents - 1) * AG_EXTENT_BYTES),
-			 "free_bytes", (json_int_t)((p->extents - 1 - used) * AG_EXTENT_BYTES));
+			 "free_bytes", (json_int_t)((p->extents - 1 - ag_pool_used(p)) * AG_EXTENT_BYTES));
 }
 
 void ap_list_pools(struct ap_call *c)
 {
-	json_t *items = json_array();
+	json_t *items;
 	const char *after;
-	size_t limit;
+	void **all;
+	size_t limit, i, n;
 
-	if (!ap_need_admin(c) || ap_page(c, &limit, &after)) {
-		json_decref(items);
+	if (!ap_need_admin(c) || ap_page(c, &limit, &after))
 		return;
-	}
-	for (size_t i = 0; i < c->model->nr_pools; i++) {
-		json_t *p = pool_json(c->model, &c->model->pools[i]);
+	items = json_array();
+	pthread_rwlock_rdlock(&c->st->lock);
+	all = ag_state_sorted(&c->st->pools, &n);
+	for (i = 0; i < n; i++) {
+		json_t *p = pool_json(all[i]);
 
 		json_object_set(p, "id", json_object_get(p, "name"));
 		json_array_append_new(items, p);
 	}
+	pthread_rwlock_unlock(&c->st->lock);
+	free(all);
 	items = ap_page_of(items, limit, after);
 	/* pages are by id; a pool's id is its name */
-	for (size_t i = 0; i < json_array_size(json_object_get(items, "items")); i++)
+	for (i = 0; i < json_array_size(json_object_get(items, "items")); i++)
 		json_object_del(json_array_get(json_object_get(items, "items"), i), "id");
 	ap_reply(c, 200, items);
 }
 
+/* The pool as shown, or NULL if there is none. */
+static json_t *pool_now(struct ap_call *c, const char *name)
+{
+	const struct ag_pool *p;
+	json_t *j;
+
+	pthread_rwlock_rdlock(&c->st->lock);
+	p = ag_state_pool(c->st, name);
+	j = p ? pool_json(p) : NULL;
+	pthread_rwlock_unlock(&c->st->lock);
+	return j;
+}
+
 void ap_get_pool(struct ap_call *c)
 {
-	const struct ag_pool *p = ag_model_pool(c->model, c->arg);
+	json_t *j;
 
 	if (!ap_need_admin(c))
 		return;
-	if (!p) {
+	j = pool_now(c, c->arg);
+	if (!j)
 		ap_problem(c->resp, AP_P_NOT_FOUND, "no pool %s", c->arg);
-		return;
-	}
-	ap_reply(c, 200, pool_json(c->model, p));
+	else
+		ap_reply(c, 200, j);
 }
 
 void ap_post_pool(struct ap_call *c)
 {
 	static const char *const allowed[] = { "name", "device", "force", NULL };
 	const char *name, *device;
-	struct ag_model m;
-	char err[512];
-	json_t *b, *st;
-	int force = 0, rc;
+	struct ag_err e;
+	json_t *b, *j;
+	int force = 0;
 
 	if (!ap_need_admin(c))
 		return;
@@ -86,88 +96,82 @@ void ap_post_pool(struct ap_call *c)
 			   "name and device: strings; force: a boolean");
 	} else if (strncmp(device, "/dev/", 5) || strstr(device, "/../")) {
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "device: a path under /dev/");
+	} else if (ag_pool_add(c->agent, name, device, force, &e)) {
+		ap_op_failed(c, &e);
+	} else if ((j = pool_now(c, name))) {
+		snprintf(c->resp->location, sizeof(c->resp->location), "/v1/pools/%s", name);
+		ap_reply(c, 201, j);
 	} else {
-		rc = ag_pool_add(c->ctx->store, name, device, force, err, sizeof(err));
-		if (rc) {
-			ap_op_failed(c, rc, err);
-		} else if (ag_store_load(c->ctx->store, &st, err, sizeof(err)) == 0) {
-			if (ag_model_from_json(&m, st, err, sizeof(err)) == 0) {
-				snprintf(c->resp->location, sizeof(c->resp->location),
-					 "/v1/pools/%s", name);
-				ap_reply(c, 201, pool_json(&m, ag_model_pool(&m, name)));
-				ag_model_free(&m);
-			}
-			json_decref(st);
-		}
-		if (!c->resp->status)
-			ap_problem(c->resp, AP_P_INTERNAL, "added, but the state cannot be read back");
+		ap_problem(c->resp, AP_P_INTERNAL, "added, but the pool is not in the state");
 	}
 	json_decref(b);
 }
 
-static size_t volumes_of(struct ap_call *c, const char *tenant)
+/* The caller holds the state's lock. */
+static json_t *tenant_json(const struct ag_tenant *t)
 {
-	size_t n = 0;
+	json_t *ceil = json_loads(t->ceilings ? t->ceilings : "{}", 0, NULL);
 
-	for (size_t i = 0; i < c->model->nr_vols; i++)
-		n += !strcmp(c->model->vols[i].tenant, tenant) && !c->model->vols[i].deleting;
-	return n;
-}
-
-static json_t *tenant_json(struct ap_call *c, const char *id, json_t *rec)
-{
-	json_t *ceil = json_object_get(rec, "ceilings");
-
-	return json_pack("{s:s, s:o, s:I}", "id", id,
-			 "ceilings", ceil ? json_incref(ceil) : json_object(),
-			 "volumes", (json_int_t)volumes_of(c, id));
+	return json_pack("{s:s, s:o, s:I}", "id", t->id, "ceilings", ceil ? ceil : json_object(),
+			 "volumes", (json_int_t)t->nr_volumes);
 }
 
 void ap_list_tenants(struct ap_call *c)
 {
-	json_t *items = json_array(), *t;
-	const char *id, *after;
-	size_t limit;
+	json_t *items;
+	const char *after;
+	void **all;
+	size_t limit, i, n;
 
-	if (!ap_need_admin(c) || ap_page(c, &limit, &after)) {
-		json_decref(items);
+	if (!ap_need_admin(c) || ap_page(c, &limit, &after))
 		return;
-	}
-	json_object_foreach(json_object_get(c->state, "tenants"), id, t)
-		json_array_append_new(items, tenant_json(c, id, t));
+	items = json_array();
+	pthread_rwlock_rdlock(&c->st->lock);
+	all = ag_state_sorted(&c->st->tenants, &n);
+	for (i = 0; i < n; i++)
+		json_array_append_new(items, tenant_json(all[i]));
+	pthread_rwlock_unlock(&c->st->lock);
+	free(all);
 	ap_reply(c, 200, ap_page_of(items, limit, after));
 }
 
-/* The tenant of the path, if the caller may see it; else a 404 is set. */
+/* The tenant of the path as shown, if the caller may see it; else NULL and a 404. */
 static json_t *visible_tenant(struct ap_call *c)
 {
-	json_t *t = json_object_get(json_object_get(c->state, "tenants"), c->arg);
+	const struct ag_tenant *t = NULL;
+	json_t *j = NULL;
 
-	if (!t || (!c->who.admin && strcmp(c->who.tenant, c->arg))) {
+	pthread_rwlock_rdlock(&c->st->lock);
+	if (c->who.admin || !strcmp(c->who.tenant, c->arg))
+		t = ag_state_tenant(c->st, c->arg);
+	if (t)
+		j = tenant_json(t);
+	pthread_rwlock_unlock(&c->st->lock);
+	if (!j)
 		ap_problem(c->resp, AP_P_NOT_FOUND, "no tenant %s", c->arg);
-		return NULL;
-	}
-	return t;
+	return j;
 }
 
 void ap_get_tenant(struct ap_call *c)
 {
-	json_t *t = visible_tenant(c);
+	json_t *j = visible_tenant(c);
 
-	if (t)
-		ap_reply(c, 200, tenant_json(c, c->arg, t));
+	if (j)
+		ap_reply(c, 200, j);
 }
 
 void ap_delete_tenant(struct ap_call *c)
 {
-	char err[512];
-	int rc;
+	struct ag_err e;
+	json_t *j = visible_tenant(c);
 
-	if (!visible_tenant(c) || !ap_need_admin(c))
+	if (!j)
 		return;
-	rc = ag_tenant_delete(c->ctx->store, c->arg, err, sizeof(err));
-	if (rc)
-		ap_op_failed(c, rc, err);
+	json_decref(j);
+	if (!ap_need_admin(c))
+		return;
+	if (ag_tenant_delete(c->agent, c->arg, &e))
+		ap_op_failed(c, &e);
 	else
 		ap_reply(c, 204, NULL);
 }
@@ -175,10 +179,10 @@ void ap_delete_tenant(struct ap_call *c)
 void ap_post_tenant(struct ap_call *c)
 {
 	static const char *const allowed[] = { "id", "ceilings", NULL };
-	char tok[AP_TOKEN_LEN + 1], hash[AP_HASH_HEX + 1], err[512];
-	json_t *b, *ceil, *rec, *out;
+	char tok[AP_TOKEN_LEN + 1], hash[AP_HASH_HEX + 1], err[512], *ceil_text = NULL;
+	struct ag_err e;
+	json_t *b, *ceil, *out;
 	const char *id;
-	int rc;
 
 	if (!ap_need_admin(c))
 		return;
@@ -195,20 +199,51 @@ void ap_post_tenant(struct ap_call *c)
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "ceilings: %s", err);
 	} else if (ap_token_new(tok) || ap_token_hash(tok, hash)) {
 		ap_problem(c->resp, AP_P_INTERNAL, "no token could be made");
+	} else if (!(ceil_text = ceil ? json_dumps(ceil, JSON_COMPACT | JSON_SORT_KEYS) : strdup("{}"))) {
+		ap_problem(c->resp, AP_P_INTERNAL, "out of memory");
+	} else if (ag_tenant_create(c->agent, id, hash, ceil_text, &e)) {
+		ap_op_failed(c, &e);
 	} else {
-		rec = json_pack("{s:s, s:o}", "token_sha256", hash, "ceilings",
-				ceil ? json_incref(ceil) : json_object());
-		rc = ag_tenant_create(c->ctx->store, id, rec, err, sizeof(err));
-		if (rc) {
-			ap_op_failed(c, rc, err);
-		} else {
-			out = json_pack("{s:s, s:O, s:I, s:s}", "id", id, "ceilings",
-					json_object_get(rec, "ceilings"), "volumes", (json_int_t)0,
-					"token", tok);
-			snprintf(c->resp->location, sizeof(c->resp->location), "/v1/tenants/%s", id);
-			ap_reply(c, 201, out);
-		}
-		json_decref(rec);
+		out = json_pack("{s:s, s:o, s:I, s:s}", "id", id, "ceilings",
+				json_loads(ceil_text, 0, NULL), "volumes", (json_int_t)0, "token", tok);
+		snprintf(c->resp->location, sizeof(c->resp->location), "/v1/tenants/%s", id);
+		ap_reply(c, 201, out);
 	}
+	memset(tok, 0, sizeof(tok));
+	free(ceil_text);
 	json_decref(b);
+}
+
+/* The deletes under way, with how far each got and whether it is stuck. */
+void ap_list_jobs(struct ap_call *c)
+{
+	json_t *items;
+	const char *after;
+	void **all;
+	size_t limit, i, n;
+	int64_t now = (int64_t)time(NULL);
+
+	if (!ap_need_admin(c) || ap_page(c, &limit, &after))
+		return;
+	items = json_array();
+	pthread_rwlock_rdlock(&c->st->lock);
+	all = ag_state_sorted(&c->st->vols, &n);
+	for (i = 0; i < n; i++) {
+		const struct ag_volume *v = all[i];
+		uint64_t total = 0;
+
+		if (!v->deleting)
+			continue;
+		for (size_t r = 0; r < v->nr_runs; r++)
+			total += v->runs[r].count * AG_EXTENT_BYTES;
+		json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:b, s:s?}",
+				      "id", v->id, "kind", "delete", "volume", v->id, "tenant", v->tenant,
+				      "wiped_bytes", (json_int_t)v->wiped, "total_bytes", (json_int_t)total,
+				      "since", (json_int_t)v->deleting_since,
+				      "attempts", (json_int_t)v->attempts, "stuck", ag_job_stuck(v, now),
+				      "last_error", v->last_error[0] ? v->last_error : NULL));
+	}
+	pthread_rwlock_unlock(&c->st->lock);
+	free(all);
+	ap_reply(c, 200, ap_page_of(items, limit, after));
 }

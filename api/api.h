@@ -2,8 +2,9 @@
 /*
  * The API's requests and responses, apart from HTTP transport (server.c),
  * so that the routing and the handlers can be driven directly in host tests.
- * Requests are handled one at a time (one server thread): operations on the
- * store never run concurrently.
+ * Requests are handled on several threads at once: a handler reads the
+ * agent's state under its lock and changes it through the agent's
+ * operations, holding the volume's lock around its read, check and change.
  */
 #ifndef SLUICE_API_API_H
 #define SLUICE_API_API_H
@@ -14,32 +15,16 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "../agent/model.h"
 #include "../agent/monitor.h"
-#include "../agent/store.h"
+#include "../agent/ops.h"
 #include "auth.h"
 
 #define AP_BODY_MAX (64 * 1024)	/* larger bodies get 413 */
 #define AP_BODY_DROP_MAX (1024 * 1024)	/* read and dropped before the 413 */
 
-/* The state as last read, kept while the file is the same one (every save renames a new file in). */
-struct ap_state_cache {
-	json_t *state;
-	struct ag_model model;
-	bool valid;
-	uint64_t generation;	/* the store's; an operation of this process saves through it */
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-};
-
 struct ap_ctx {
-	struct ag_store *store;
-	struct ap_state_cache cache;
+	struct ag_agent *agent;		/* the state, the operations */
 	char admin_hash[AP_HASH_HEX + 1];
-	/* the kernel is asked (stats, convergence): off in host tests */
-	bool with_kernel;
 	struct ag_monitor *monitor;	/* the dirty monitor, or NULL */
 };
 
@@ -66,7 +51,5 @@ struct ap_response {
 };
 
 void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp);
-/* Drop the cached state (at exit). */
-void ap_ctx_release(struct ap_ctx *ctx);
 
 #endif

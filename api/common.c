@@ -5,7 +5,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../agent/ops.h"
+#include <time.h>
+
+#include "../agent/jobs.h"
+#include "../agent/store.h"
 #include "handlers.h"
 #include "policy.h"
 
@@ -113,46 +116,51 @@ json_t *ap_page_of(json_t *items, size_t limit, const char *after)
 	return page;
 }
 
-json_t *ap_visible_volume(struct ap_call *c, const char *id)
+bool ap_volume_get(struct ap_call *c, const char *id, struct ag_volume *out)
 {
-	json_t *v = json_object_get(json_object_get(c->state, "volumes"), id);
-	const char *tenant = json_string_value(json_object_get(v, "tenant"));
+	const struct ag_volume *v;
+	bool ok;
 
-	if (!v || !tenant)
-		return NULL;
-	/* one being deleted is gone to the API: a crash finishes it on restart */
-	if (!strcmp(json_string_value(json_object_get(v, "state")), "deleting"))
-		return NULL;
-	if (!c->who.admin && strcmp(c->who.tenant, tenant))
-		return NULL;
-	return v;
+	pthread_rwlock_rdlock(&c->st->lock);
+	v = ag_state_volume(c->st, id);
+	ok = v && (c->who.admin || !strcmp(c->who.tenant, v->tenant)) && !ag_volume_copy(out, v);
+	pthread_rwlock_unlock(&c->st->lock);
+	return ok;
 }
 
-json_t *ap_volume_json(const char *id, json_t *stored, char *etag)
+json_t *ap_volume_json(const struct ag_volume *v, char *etag)
 {
-	char *dump = json_dumps(stored, JSON_COMPACT | JSON_SORT_KEYS), dev[96];
-	const char *args = json_string_value(json_object_get(stored, "policy"));
-	const char *apolicy = json_string_value(json_object_get(stored, "agent_policy"));
-	json_t *policy = ap_policy_from_args(args, apolicy);
-	json_t *in_force = ap_policy_in_force(args, apolicy);
+	json_t *policy = ap_policy_from_args(v->policy, v->apolicy);
+	json_t *in_force = ap_policy_in_force(v->policy, v->apolicy);
+	char dev[96], *dump;
+	json_t *j;
 
+	snprintf(dev, sizeof(dev), "/dev/mapper/sluice-%s", v->id);
+	j = json_pack("{s:s, s:s, s:s, s:I, s:o, s:o, s:s, s:s}", "id", v->id, "tenant", v->tenant,
+		      "pool", v->pool, "size_bytes", (json_int_t)v->size,
+		      "policy", policy ? policy : json_object(),
+		      "effective_policy", in_force ? in_force : json_object(), "device", dev,
+		      "state", v->deleting ? "deleting" : "ready");
+	if (j && v->deleting)
+		json_object_set_new(j, "delete", json_pack("{s:I, s:I, s:I, s:b, s:s?}",
+				    "wiped_bytes", (json_int_t)v->wiped,
+				    "since", (json_int_t)v->deleting_since,
+				    "attempts", (json_int_t)v->attempts,
+				    "stuck", ag_job_stuck(v, (int64_t)time(NULL)),
+				    "last_error", v->last_error[0] ? v->last_error : NULL));
+	/* the ETag is of what is shown: the same volume, the same tag */
+	dump = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	snprintf(etag, 16, "\"%08x\"", dump ? ag_crc32c(0, dump, strlen(dump)) : 0);
 	free(dump);
-	snprintf(dev, sizeof(dev), "/dev/mapper/sluice-%s", id);
-	return json_pack("{s:s, s:O, s:O, s:O, s:o, s:o, s:s}", "id", id,
-			 "tenant", json_object_get(stored, "tenant"),
-			 "pool", json_object_get(stored, "pool"),
-			 "size_bytes", json_object_get(stored, "size"),
-			 "policy", policy ? policy : json_object(),
-			 "effective_policy", in_force ? in_force : json_object(), "device", dev);
+	return j;
 }
 
-void ap_op_failed(struct ap_call *c, int rc, const char *err)
+void ap_op_failed(struct ap_call *c, const struct ag_err *e)
 {
 	char msg[512];
 
-	ap_policy_rename_error(err, msg, sizeof(msg));
-	switch (-rc) {
+	ap_policy_rename_error(e->msg, msg, sizeof(msg));
+	switch (e->code) {
 	case AG_E_INVALID:
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "%s", msg);
 		break;
@@ -160,6 +168,7 @@ void ap_op_failed(struct ap_call *c, int rc, const char *err)
 		ap_problem(c->resp, AP_P_NOT_FOUND, "%s", msg);
 		break;
 	case AG_E_EXISTS:
+	case AG_E_BUSY:
 		ap_problem(c->resp, AP_P_CONFLICT, "%s", msg);
 		break;
 	case AG_E_NOSPACE:

@@ -16,15 +16,15 @@ struct ap_who {
 	char tenant[AG_ID_MAX + 1];
 };
 
-/* What a handler gets: the request, the path's {id}s, the loaded state. */
+/* What a handler gets: the request, the path's {id}, the agent. */
 struct ap_call {
 	struct ap_ctx *ctx;
+	struct ag_agent *agent;
+	struct ag_state *st;		/* the agent's: read under st->lock */
 	const struct ap_request *req;
 	struct ap_response *resp;
 	struct ap_who who;
 	const char *arg;		/* the path's {id}, or NULL */
-	json_t *state;			/* as loaded for this request: read only */
-	struct ag_model *model;
 };
 
 typedef void ap_handler(struct ap_call *c);
@@ -34,7 +34,7 @@ ap_handler ap_list_pools, ap_post_pool, ap_get_pool;
 ap_handler ap_list_tenants, ap_post_tenant, ap_get_tenant, ap_delete_tenant;
 ap_handler ap_list_tenant_volumes, ap_post_tenant_volume;
 ap_handler ap_list_volumes, ap_get_volume, ap_put_volume, ap_patch_volume, ap_delete_volume;
-ap_handler ap_get_volume_stats;
+ap_handler ap_get_volume_stats, ap_list_jobs;
 
 /* Set a JSON body (steals j); status as given. */
 void ap_reply(struct ap_call *c, unsigned int status, json_t *j);
@@ -53,14 +53,17 @@ int ap_page(struct ap_call *c, size_t *limit, const char **after);
 /* A page of items (sorted by id, after the given id) and its next cursor. */
 json_t *ap_page_of(json_t *items, size_t limit, const char *after);
 
-/* The stored volume id, if the caller may see it (else NULL: 404). */
-json_t *ap_visible_volume(struct ap_call *c, const char *id);
+/*
+ * A copy of volume id (ag_volume_release), if the caller may see it: the
+ * admin any, a tenant its own (deleting ones too). false if not: 404.
+ */
+bool ap_volume_get(struct ap_call *c, const char *id, struct ag_volume *out);
 
 /* A volume as the API shows it; its ETag into etag (16 bytes). */
-json_t *ap_volume_json(const char *id, json_t *stored, char *etag);
+json_t *ap_volume_json(const struct ag_volume *v, char *etag);
 
-/* Map an operation's failure (-AG_E_*) to its problem. */
-void ap_op_failed(struct ap_call *c, int rc, const char *err);
+/* An operation's failure as its problem. */
+void ap_op_failed(struct ap_call *c, const struct ag_err *e);
 
 /* 403 unless the caller is the admin. */
 bool ap_need_admin(struct ap_call *c);

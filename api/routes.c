@@ -3,11 +3,10 @@
  * Routing: a path is matched segment by segment ("*" takes one id); an
  * unknown path is 404, a known path with another method 405 with Allow.
  * Then the bearer token is resolved to the admin or a tenant (401 if it is
- * neither), and the state is loaded for the handler.
+ * neither) and the handler called.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "handlers.h"
 
@@ -35,6 +34,7 @@ static const struct route routes[] = {
 	{ "/v1/volumes/*", "PATCH", ap_patch_volume, false },
 	{ "/v1/volumes/*", "DELETE", ap_delete_volume, false },
 	{ "/v1/volumes/*/stats", "GET", ap_get_volume_stats, false },
+	{ "/v1/jobs", "GET", ap_list_jobs, false },
 	{ "/metrics", "GET", ap_get_metrics, false },
 };
 
@@ -64,11 +64,12 @@ static bool match(const char *pattern, const char *path, char *arg, size_t argle
 }
 
 /* The principal of an "Authorization: Bearer <token>" header; false if none. */
-static bool resolve(struct ap_ctx *ctx, json_t *state, const char *auth, struct ap_who *who)
+static bool resolve(struct ap_call *c, const char *auth, struct ap_who *who)
 {
 	char hash[AP_HASH_HEX + 1];
-	const char *id, *tok;
-	json_t *t;
+	const char *tok;
+	void **all;
+	size_t i, n;
 	bool found = false;
 
 	memset(who, 0, sizeof(*who));
@@ -77,19 +78,25 @@ static bool resolve(struct ap_ctx *ctx, json_t *state, const char *auth, struct 
 	tok = auth + 7;
 	if (strlen(tok) != AP_TOKEN_LEN || ap_token_hash(tok, hash))
 		return false;
-	if (ap_equal_ct(hash, ctx->admin_hash, AP_HASH_HEX)) {
+	if (ap_equal_ct(hash, c->ctx->admin_hash, AP_HASH_HEX)) {
 		who->admin = true;
 		return true;
 	}
 	/* every tenant is compared, so the time does not tell which one matched */
-	json_object_foreach(json_object_get(state, "tenants"), id, t) {
-		const char *h = json_string_value(json_object_get(t, "token_sha256"));
+	pthread_rwlock_rdlock(&c->st->lock);
+	all = ag_idmap_values(&c->st->tenants);
+	n = all ? c->st->tenants.nr : 0;
+	for (i = 0; i < n; i++) {
+		const struct ag_tenant *t = all[i];
 
-		if (h && strlen(h) == AP_HASH_HEX && ap_equal_ct(hash, h, AP_HASH_HEX) && !found) {
-			snprintf(who->tenant, sizeof(who->tenant), "%s", id);
+		if (strlen(t->token_sha256) == AP_HASH_HEX &&
+		    ap_equal_ct(hash, t->token_sha256, AP_HASH_HEX) && !found) {
+			snprintf(who->tenant, sizeof(who->tenant), "%s", t->id);
 			found = true;
 		}
 	}
+	pthread_rwlock_unlock(&c->st->lock);
+	free(all);
 	return found;
 }
 
@@ -104,58 +111,12 @@ void ap_reply(struct ap_call *c, unsigned int status, json_t *j)
 	json_decref(j);
 }
 
-void ap_ctx_release(struct ap_ctx *ctx)
-{
-	if (ctx->cache.valid) {
-		ag_model_free(&ctx->cache.model);
-		json_decref(ctx->cache.state);
-	}
-	ctx->cache.valid = false;
-}
-
-/*
- * The stored state and its model, read again only when the file is not the
- * one read last: a save renames a new file over it, so its inode changes.
- * Handlers only read them; operations load their own copy.
- */
-static int current_state(struct ap_ctx *ctx, json_t **state, struct ag_model **model)
-{
-	struct ap_state_cache *c = &ctx->cache;
-	struct stat st;
-	char err[512];
-	bool have = stat(ctx->store->path, &st) == 0;
-
-	if (c->valid && have && c->generation == ctx->store->generation && st.st_ino == c->ino && st.st_dev == c->dev &&
-	    st.st_size == c->size && st.st_mtim.tv_sec == c->mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == c->mtime.tv_nsec)
-		goto out;
-	ap_ctx_release(ctx);
-	if (ag_store_load(ctx->store, &c->state, err, sizeof(err)))
-		return -1;
-	if (ag_model_from_json(&c->model, c->state, err, sizeof(err))) {
-		json_decref(c->state);
-		return -1;
-	}
-	/* a state that is not on disk yet (no file) is read again next time */
-	c->valid = have;
-	c->generation = ctx->store->generation;
-	if (have) {
-		c->dev = st.st_dev;
-		c->ino = st.st_ino;
-		c->size = st.st_size;
-		c->mtime = st.st_mtim;
-	}
-out:
-	*state = c->state;
-	*model = &c->model;
-	return 0;
-}
-
 void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp)
 {
 	char arg[AG_ID_MAX + 2] = "";
 	const struct route *r = NULL;
-	struct ap_call c = { .ctx = ctx, .req = req, .resp = resp };
+	struct ap_call c = { .ctx = ctx, .agent = ctx->agent, .st = &ctx->agent->st, .req = req,
+			     .resp = resp };
 	bool path_known = false;
 	size_t i, used = 0;
 
@@ -187,15 +148,8 @@ void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_respo
 		}
 		c.arg = arg;
 	}
-	if (current_state(ctx, &c.state, &c.model)) {
-		ap_problem(resp, AP_P_INTERNAL, "the state cannot be read");
-		return;
-	}
-	/* the handler's own reference: an operation may replace the cache */
-	json_incref(c.state);
-	if (!r->open && !resolve(ctx, c.state, req->authorization, &c.who))
+	if (!r->open && !resolve(&c, req->authorization, &c.who))
 		ap_problem(resp, AP_P_UNAUTHORIZED, "give a valid token: Authorization: Bearer <token>");
 	else
 		r->fn(&c);
-	json_decref(c.state);
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The HTTP transport (libmicrohttpd) and the daemon's life; see server.h. */
+/* The HTTP transport (libmicrohttpd); see server.h. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
@@ -7,20 +7,131 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <pthread.h>
 #include <sys/socket.h>
-#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
 
-#include "../agent/dmctl.h"
 #include "../agent/log.h"
-#include "../agent/ops.h"
 #include "api.h"
-#include "config.h"
 #include "problem.h"
 #include "server.h"
 
 #define HEADER_MEMORY (32 * 1024)	/* request line and headers; more is 431 */
+
+/*
+ * A connection, from its accept on: while it is receiving a request (its
+ * headers or body, or waiting for the next request) for longer than the
+ * deadline, the sweeper shuts its socket down and libmicrohttpd closes it.
+ * libmicrohttpd tells of a connection's close before it closes the socket,
+ * under the same lock the sweeper takes: the fd is still the connection's.
+ */
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	int64_t since_ms;	/* accepted, or its last request answered */
+	bool handling;		/* a whole request arrived: it is being answered */
+	bool cut;
+};
+
+struct listener {
+	struct MHD_Daemon *d;
+	struct ap_ctx ctx;
+	char *cert, *key;
+	unsigned int deadline_ms;
+	pthread_mutex_t lock;	/* conns */
+	struct conn conns;	/* the list's head */
+	pthread_t sweeper;
+	bool sweeping, stop;
+	pthread_cond_t wake;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* A whole request arrived (handling) or its answer went (not): the deadline starts again. */
+static void conn_mark(struct listener *l, struct MHD_Connection *c, bool handling)
+{
+	struct conn *k = conn_of(c);
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&l->lock);
+	k->handling = handling;
+	k->since_ms = now_ms();
+	pthread_mutex_unlock(&l->lock);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct listener *l = cls;
+	struct conn *k = *socket_context;
+	const union MHD_ConnectionInfo *ci;
+
+	pthread_mutex_lock(&l->lock);
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		k = calloc(1, sizeof(*k));
+		if (k && ci) {
+			k->fd = ci->connect_fd;
+			k->since_ms = now_ms();
+			k->next = l->conns.next;
+			k->prev = &l->conns;
+			l->conns.next->prev = k;
+			l->conns.next = k;
+		} else {
+			free(k);
+			k = NULL;
+		}
+		*socket_context = k;
+	} else if (k) {
+		k->prev->next = k->next;
+		k->next->prev = k->prev;
+		free(k);
+		*socket_context = NULL;
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
+static void *sweep(void *arg)
+{
+	struct listener *l = arg;
+	struct timespec ts;
+	struct conn *k;
+	int64_t now, tick = 250;
+
+	pthread_mutex_lock(&l->lock);
+	while (!l->stop) {
+		now = now_ms();
+		for (k = l->conns.next; k != &l->conns; k = k->next)
+			if (!k->handling && !k->cut && now - k->since_ms > l->deadline_ms) {
+				/* the worker that owns it sees the hang-up and closes it */
+				shutdown(k->fd, SHUT_RDWR);
+				k->cut = true;
+			}
+		now += tick;
+		ts.tv_sec = now / 1000;
+		ts.tv_nsec = (now % 1000) * 1000000;
+		pthread_cond_timedwait(&l->wake, &l->lock, &ts);
+	}
+	pthread_mutex_unlock(&l->lock);
+	return NULL;
+}
 
 struct upload {
 	char *body;
@@ -99,7 +210,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				  const char *method, const char *version,
 				  const char *data, size_t *data_size, void **con_cls)
 {
-	struct ap_ctx *ctx = cls;
+	struct listener *l = cls;
 	struct upload *u = *con_cls;
 	struct ap_request req;
 	struct ap_response resp;
@@ -146,6 +257,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (u->answered)
 		return MHD_YES;
+	conn_mark(l, conn, true);
 	if (u->too_large)
 		return too_large(conn, u);
 	req = (struct ap_request){
@@ -157,7 +269,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		.q_after = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "after"),
 		.body = u->body, .body_len = u->len,
 	};
-	ap_handle(ctx, &req, &resp);
+	ap_handle(&l->ctx, &req, &resp);
 	if (resp.status >= 500)
 		ag_log("error", "%s %s: %u %s", method, url, resp.status, resp.body ? resp.body : "");
 	return send_response(conn, &resp);
@@ -168,9 +280,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
 	struct upload *u = *con_cls;
 
-	(void)cls;
-	(void)conn;
 	(void)toe;
+	conn_mark(cls, conn, false);
 	if (u) {
 		free(u->body);
 		free(u);
@@ -198,208 +309,101 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-struct listener {
-	struct MHD_Daemon *d;
-	char *cert, *key;
-};
-
-static void stop_listening(struct listener *l)
+static void listener_free(struct listener *l)
 {
 	if (l->d)
 		MHD_stop_daemon(l->d);
+	if (l->sweeping) {
+		pthread_mutex_lock(&l->lock);
+		l->stop = true;
+		pthread_cond_signal(&l->wake);
+		pthread_mutex_unlock(&l->lock);
+		pthread_join(l->sweeper, NULL);
+	}
+	pthread_cond_destroy(&l->wake);
+	pthread_mutex_destroy(&l->lock);
 	free(l->cert);
 	free(l->key);
-	memset(l, 0, sizeof(*l));
+	free(l);
 }
 
-static int start_listening(struct listener *l, const struct ap_config *cf, struct ap_ctx *ctx)
+void ap_stop(void *handle)
+{
+	if (handle)
+		listener_free(handle);
+}
+
+void *ap_start(struct ag_agent *a, struct ag_monitor *mon, const struct ag_config *cf)
 {
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(cf->port) };
+	struct MHD_OptionItem opts[16];
+	char tok[AP_TOKEN_LEN + 1], err[512];
+	struct listener *l = calloc(1, sizeof(*l));
+	pthread_condattr_t ca;
+	size_t n = 0;
+	bool made;
 
-	memset(l, 0, sizeof(*l));
+	if (!l)
+		return NULL;
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&l->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	l->conns.next = l->conns.prev = &l->conns;
+	l->deadline_ms = cf->request_deadline_s * 1000;
+	l->ctx.agent = a;
+	l->ctx.monitor = mon;
+	if (ap_admin_token(cf->state_dir, tok, &made, err, sizeof(err)) ||
+	    ap_token_hash(tok, l->ctx.admin_hash)) {
+		ag_log("error", "admin token: %s", err);
+		goto fail;
+	}
+	memset(tok, 0, sizeof(tok));
+	if (made)
+		ag_log("info", "admin token made: %s/admin.token", cf->state_dir);
 	inet_pton(AF_INET, cf->listen_addr, &sa.sin_addr);
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &sa };
+	/* each thread takes its share of the connections: at least one */
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE,
+					     cf->api_threads < cf->max_connections ? cf->api_threads :
+					     cf->max_connections, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, cf->max_connections, NULL };
+	if (cf->max_connections_per_ip)
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+						     cf->max_connections_per_ip, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, cf->connection_timeout_s,
+					     NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, HEADER_MEMORY, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, l };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, l };
 	if (cf->tls_cert[0]) {
 		l->cert = slurp(cf->tls_cert);
 		l->key = slurp(cf->tls_key);
 		if (!l->cert || !l->key) {
 			ag_log("error", "cannot read %s or %s", cf->tls_cert, cf->tls_key);
-			stop_listening(l);
-			return -1;
+			goto fail;
 		}
 		flags |= MHD_USE_TLS;
-		l->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, ctx,
-					MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-					MHD_OPTION_CONNECTION_LIMIT, cf->max_connections,
-					MHD_OPTION_CONNECTION_TIMEOUT, cf->connection_timeout_s,
-					MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HEADER_MEMORY,
-					MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-					MHD_OPTION_HTTPS_MEM_CERT, l->cert,
-					MHD_OPTION_HTTPS_MEM_KEY, l->key, MHD_OPTION_END);
-	} else {
-		l->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, ctx,
-					MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-					MHD_OPTION_CONNECTION_LIMIT, cf->max_connections,
-					MHD_OPTION_CONNECTION_TIMEOUT, cf->connection_timeout_s,
-					MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HEADER_MEMORY,
-					MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-					MHD_OPTION_END);
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, l->cert };
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, l->key };
 	}
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	if (pthread_create(&l->sweeper, NULL, sweep, l))
+		goto fail;
+	l->sweeping = true;
+	l->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_ARRAY, opts,
+				MHD_OPTION_END);
 	if (!l->d) {
 		ag_log("error", "cannot listen on %s:%u", cf->listen_addr, cf->port);
-		stop_listening(l);
-		return -1;
+		goto fail;
 	}
-	ag_log("info", "API on %s://%s:%u/", cf->tls_cert[0] ? "https" : "http", cf->listen_addr,
-	       cf->port);
-	return 0;
-}
-
-/* systemd's readiness notification, without libsystemd. */
-static void notify(const char *msg)
-{
-	const char *path = getenv("NOTIFY_SOCKET");
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sa.sun_path))
-		return;
-	strcpy(sa.sun_path, path);
-	if (path[0] == '@')
-		sa.sun_path[0] = '\0';
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	sendto(fd, msg, strlen(msg), 0, (struct sockaddr *)&sa,
-	       offsetof(struct sockaddr_un, sun_path) + strlen(path));
-	close(fd);
-}
-
-static int load_config(struct ap_config *cf, const char *path, const char *state_dir)
-{
-	char err[512];
-
-	ap_config_defaults(cf);
-	if (ap_config_load(cf, path, err, sizeof(err)) || ap_config_check(cf, err, sizeof(err))) {
-		ag_log("error", "%s", err);
-		return -1;
-	}
-	if (state_dir)
-		snprintf(cf->state_dir, sizeof(cf->state_dir), "%s", state_dir);
-	return 0;
-}
-
-/* The dirty monitor by cf (none when its interval is 0); a failure is logged, not fatal. */
-static void start_monitor(struct ap_ctx *ctx, const struct ap_config *cf)
-{
-	char err[256];
-
-	ag_monitor_close(ctx->monitor);
-	ctx->monitor = NULL;
-	if (!cf->monitor.interval_ms)
-		return;
-	if (ag_monitor_open(&ctx->monitor, cf->state_dir, &cf->monitor, err, sizeof(err)) ||
-	    ag_monitor_start(ctx->monitor)) {
-		ag_log("warning", "dirty monitor not running: %s", err);
-		ag_monitor_close(ctx->monitor);
-		ctx->monitor = NULL;
-		return;
-	}
-	ag_log("info", "dirty monitor: a tick every %u ms, control %s", cf->monitor.interval_ms,
-	       cf->monitor.control ? "on" : "off");
-}
-
-int ap_serve(const char *config_path, const char *state_dir)
-{
-	struct ap_config cf, next;
-	struct ag_store store;
-	struct ap_ctx ctx = { .store = &store, .with_kernel = true };
-	struct listener l;
-	char tok[AP_TOKEN_LEN + 1], err[512];
-	sigset_t set;
-	bool made;
-	int sig, rc;
-
-	if (load_config(&cf, config_path, state_dir))
-		return 1;
-	rc = ag_store_open(&store, cf.state_dir);
-	if (rc) {
-		ag_log("error", "%s: %s", cf.state_dir, strerror(-rc));
-		return 1;
-	}
-	if (ap_admin_token(cf.state_dir, tok, &made, err, sizeof(err)) ||
-	    ap_token_hash(tok, ctx.admin_hash)) {
-		ag_log("error", "admin token: %s", err);
-		ag_store_close(&store);
-		return 1;
-	}
-	memset(tok, 0, sizeof(tok));
-	if (made)
-		ag_log("info", "admin token made: %s/admin.token", cf.state_dir);
-	ag_dm_init();
-	rc = ag_reconcile(&store, err, sizeof(err));
-	if (rc && store.poisoned) {
-		ag_log("error", "%s; stopping, the file is left as it is", err);
-		ag_store_close(&store);
-		return 1;
-	}
-	if (rc)
-		ag_log("warning", "reconcile: %s (serving; reconcile again to retry)", err);
-	/* the server thread inherits the mask: only this thread takes signals */
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	start_monitor(&ctx, &cf);
-	if (start_listening(&l, &cf, &ctx)) {
-		ag_monitor_close(ctx.monitor);
-		ag_store_close(&store);
-		return 1;
-	}
-	notify("READY=1");
-	for (;;) {
-		if (sigwait(&set, &sig))
-			continue;
-		if (sig != SIGHUP)
-			break;
-		ag_log("info", "SIGHUP: reading %s", config_path);
-		if (load_config(&next, config_path, state_dir)) {
-			ag_log("error", "keeping the configuration in force");
-			continue;
-		}
-		if (strcmp(next.state_dir, cf.state_dir))
-			ag_log("warning", "state_dir changes only with a restart; still %s",
-			       cf.state_dir);
-		snprintf(next.state_dir, sizeof(next.state_dir), "%s", cf.state_dir);
-		if (!memcmp(&next, &cf, sizeof(cf))) {
-			ag_log("info", "configuration unchanged");
-			continue;
-		}
-		notify("RELOADING=1");
-		stop_listening(&l);
-		if (memcmp(&next.monitor, &cf.monitor, sizeof(cf.monitor)))
-			start_monitor(&ctx, &next);
-		if (start_listening(&l, &next, &ctx)) {
-			ag_log("error", "back to the configuration in force");
-			start_monitor(&ctx, &cf);
-			if (start_listening(&l, &cf, &ctx)) {
-				ag_monitor_close(ctx.monitor);
-				ag_store_close(&store);
-				return 1;
-			}
-		} else {
-			cf = next;
-		}
-		notify("READY=1");
-	}
-	notify("STOPPING=1");
-	ag_log("info", "signal %d: finishing what is in flight; devices stay up", sig);
-	stop_listening(&l);
-	ag_monitor_close(ctx.monitor);
-	ap_ctx_release(&ctx);
-	ag_store_close(&store);
-	ag_log("info", "stopped");
-	return 0;
+	ag_log("info", "API on %s://%s:%u/ (%u threads, %u connections, %u from one address)",
+	       cf->tls_cert[0] ? "https" : "http", cf->listen_addr, cf->port, cf->api_threads,
+	       cf->max_connections, cf->max_connections_per_ip);
+	return l;
+fail:
+	listener_free(l);
+	return NULL;
 }

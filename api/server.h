@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * sluiced's daemon mode: reconcile, then serve the API until SIGTERM or
- * SIGINT (the request in flight is finished; devices stay up). SIGHUP reads
- * the configuration again and, if it is good, listens anew by it; a bad one
- * is logged and the old one kept. With NOTIFY_SOCKET set (systemd
- * Type=notify) READY=1 is sent once the API listens.
+ * The API over HTTP (libmicrohttpd): the daemon's frontend (daemon.h).
+ * Requests are served by cf->api_threads threads, each polling its share
+ * of up to cf->max_connections connections (cf->max_connections_per_ip
+ * from one address); a connection that has not delivered a whole request
+ * cf->request_deadline_s after it was accepted or last answered is cut off,
+ * so clients that trickle bytes hold neither a thread nor a slot for long.
  */
 #ifndef SLUICE_API_SERVER_H
 #define SLUICE_API_SERVER_H
 
-/* state_dir overrides the configuration's when not NULL. Returns the exit status. */
-int ap_serve(const char *config_path, const char *state_dir);
+#include "../agent/config.h"
+#include "../agent/monitor.h"
+#include "../agent/ops.h"
+
+/* Serve a by cf: a handle, or NULL with the failure logged. */
+void *ap_start(struct ag_agent *a, struct ag_monitor *mon, const struct ag_config *cf);
+void ap_stop(void *handle);
 
 #endif

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+
 #include "../agent/dmctl.h"
+#include "../agent/jobs.h"
 #include "../agent/extent.h"
 #include "../dmtarget/sluice-core.h"
 #include "handlers.h"
@@ -19,7 +22,7 @@ static json_t *status_of(struct ap_call *c, const char *id)
 	char name[96], *line, *w, *save = NULL;
 	json_t *o = json_object();
 
-	if (!c->ctx->with_kernel)
+	if (!c->agent->with_kernel)
 		return o;
 	snprintf(name, sizeof(name), "sluice-%s", id);
 	line = ag_dm_status(name);
@@ -57,11 +60,19 @@ static long long num(json_t *st, const char *key)
 
 void ap_get_volume_stats(struct ap_call *c)
 {
-	json_t *v = ap_visible_volume(c, c->arg), *st, *hist, *buckets, *pool = NULL, *page_cache;
+	json_t *st, *hist, *buckets, *pool = NULL, *page_cache;
+	struct ag_volume v;
+	bool deleting;
 	size_t i;
 
-	if (!v) {
+	if (!ap_volume_get(c, c->arg, &v)) {
 		ap_problem(c->resp, AP_P_NOT_FOUND, "no volume %s", c->arg);
+		return;
+	}
+	deleting = v.deleting;
+	ag_volume_release(&v);
+	if (deleting) {
+		ap_problem(c->resp, AP_P_CONFLICT, "volume %s is being deleted", c->arg);
 		return;
 	}
 	st = status_of(c, c->arg);
@@ -218,64 +229,139 @@ static void page_cache_metrics(FILE *f, struct ag_monitor *mon)
 	json_decref(j);
 }
 
+/* What /metrics shows of a volume, copied out of the state. */
+struct vol_row {
+	char id[AG_ID_MAX + 1], tenant[AG_ID_MAX + 1], pool[AG_ID_MAX + 1];
+	uint64_t size;
+	json_t *status;
+};
+
+struct pool_row {
+	char name[AG_ID_MAX + 1];
+	uint64_t capacity, allocated;
+};
+
+static void jobs_metrics(FILE *f, struct ap_call *c)
+{
+	void **all;
+	size_t i, n, deleting = 0, stuck = 0;
+	int64_t now = (int64_t)time(NULL);
+
+	pthread_rwlock_rdlock(&c->st->lock);
+	all = ag_idmap_values(&c->st->vols);
+	n = all ? c->st->vols.nr : 0;
+	for (i = 0; i < n; i++) {
+		const struct ag_volume *v = all[i];
+
+		deleting += v->deleting;
+		stuck += ag_job_stuck(v, now);
+	}
+	pthread_rwlock_unlock(&c->st->lock);
+	free(all);
+	fprintf(f, "# HELP sluice_jobs Background jobs under way.\n# TYPE sluice_jobs gauge\n"
+		"sluice_jobs{kind=\"delete\"} %zu\n"
+		"# HELP sluice_jobs_stuck Background jobs that keep failing or run too long.\n"
+		"# TYPE sluice_jobs_stuck gauge\nsluice_jobs_stuck{kind=\"delete\"} %zu\n",
+		deleting, stuck);
+}
+
 void ap_get_metrics(struct ap_call *c)
 {
-	size_t n = c->model->nr_vols, i, m, len = 0;
-	json_t **st = calloc(n ? n : 1, sizeof(*st));
-	char *out = NULL, labels[160];
+	struct vol_row *rows = NULL;
+	struct pool_row *pools = NULL;
+	size_t n = 0, np = 0, i, m, len = 0;
+	char *out = NULL, labels[200];
+	void **all;
 	FILE *f;
 
-	if (!ap_need_admin(c) || !st) {
-		free(st);
+	if (!ap_need_admin(c))
 		return;
+	pthread_rwlock_rdlock(&c->st->lock);
+	all = ag_state_sorted(&c->st->vols, &n);
+	rows = calloc(n + 1, sizeof(*rows));
+	for (i = 0; rows && i < n; i++) {
+		const struct ag_volume *v = all[i];
+
+		if (v->deleting)
+			continue;
+		strcpy(rows[i].id, v->id);
+		strcpy(rows[i].tenant, v->tenant);
+		strcpy(rows[i].pool, v->pool);
+		rows[i].size = v->size;
 	}
-	for (i = 0; i < n; i++)
-		if (!c->model->vols[i].deleting)
-			st[i] = status_of(c, c->model->vols[i].id);
-	f = open_memstream(&out, &len);
-	if (!f) {
-		free(st);
+	free(all);
+	all = ag_state_sorted(&c->st->pools, &np);
+	pools = calloc(np + 1, sizeof(*pools));
+	for (i = 0; pools && i < np; i++) {
+		const struct ag_pool *p = all[i];
+
+		strcpy(pools[i].name, p->name);
+		pools[i].capacity = (p->extents - 1) * AG_EXTENT_BYTES;
+		pools[i].allocated = ag_pool_used(p) * AG_EXTENT_BYTES;
+	}
+	free(all);
+	pthread_rwlock_unlock(&c->st->lock);
+	if (!rows || !pools) {
+		free(rows);
+		free(pools);
 		ap_problem(c->resp, AP_P_INTERNAL, "out of memory");
 		return;
+	}
+	/* the kernel is asked outside the lock */
+	for (i = 0; i < n; i++)
+		if (rows[i].id[0])
+			rows[i].status = status_of(c, rows[i].id);
+	f = open_memstream(&out, &len);
+	if (!f) {
+		ap_problem(c->resp, AP_P_INTERNAL, "out of memory");
+		goto out;
 	}
 	fprintf(f, "# HELP sluice_volume_size_bytes Size of the volume.\n"
 		"# TYPE sluice_volume_size_bytes gauge\n");
 	for (i = 0; i < n; i++)
-		if (!c->model->vols[i].deleting)
-			fprintf(f, "sluice_volume_size_bytes{volume=\"%s\",tenant=\"%s\"} %llu\n",
-				c->model->vols[i].id, c->model->vols[i].tenant,
-				(unsigned long long)c->model->vols[i].size);
+		if (rows[i].id[0])
+			fprintf(f, "sluice_volume_size_bytes{volume=\"%s\",tenant=\"%s\",pool=\"%s\"} %llu\n",
+				rows[i].id, rows[i].tenant, rows[i].pool, (unsigned long long)rows[i].size);
 	for (m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
 		const struct metric *mt = &metrics[m];
 
 		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", mt->name, mt->help, mt->name, mt->type);
 		for (i = 0; i < n; i++) {
-			if (!st[i] || (mt->key && !json_is_integer(json_object_get(st[i], mt->key))))
+			json_t *st = rows[i].status;
+
+			if (!st || (mt->key && !json_is_integer(json_object_get(st, mt->key))))
 				continue;
-			snprintf(labels, sizeof(labels), "volume=\"%s\",tenant=\"%s\"",
-				 c->model->vols[i].id, c->model->vols[i].tenant);
+			snprintf(labels, sizeof(labels), "volume=\"%s\",tenant=\"%s\",pool=\"%s\"",
+				 rows[i].id, rows[i].tenant, rows[i].pool);
 			if (!mt->key)
-				histogram(f, mt->name, labels, st[i]);
+				histogram(f, mt->name, labels, st);
 			else if (mt->scale == 1)
-				fprintf(f, "%s{%s} %lld\n", mt->name, labels, num(st[i], mt->key));
+				fprintf(f, "%s{%s} %lld\n", mt->name, labels, num(st, mt->key));
 			else
-				fprintf(f, "%s{%s} %.9f\n", mt->name, labels,
-					num(st[i], mt->key) * mt->scale);
+				fprintf(f, "%s{%s} %.9f\n", mt->name, labels, num(st, mt->key) * mt->scale);
 		}
 	}
 	if (c->ctx->monitor)
 		page_cache_metrics(f, c->ctx->monitor);
 	fprintf(f, "# HELP sluice_pool_capacity_bytes Bytes of the pool volumes can use.\n"
 		"# TYPE sluice_pool_capacity_bytes gauge\n");
-	for (i = 0; i < c->model->nr_pools; i++)
-		fprintf(f, "sluice_pool_capacity_bytes{pool=\"%s\"} %llu\n", c->model->pools[i].name,
-			(unsigned long long)((c->model->pools[i].extents - 1) * AG_EXTENT_BYTES));
+	for (i = 0; i < np; i++)
+		fprintf(f, "sluice_pool_capacity_bytes{pool=\"%s\"} %llu\n", pools[i].name,
+			(unsigned long long)pools[i].capacity);
+	fprintf(f, "# HELP sluice_pool_allocated_bytes Bytes of the pool held by volumes.\n"
+		"# TYPE sluice_pool_allocated_bytes gauge\n");
+	for (i = 0; i < np; i++)
+		fprintf(f, "sluice_pool_allocated_bytes{pool=\"%s\"} %llu\n", pools[i].name,
+			(unsigned long long)pools[i].allocated);
+	jobs_metrics(f, c);
 	fclose(f);
-	for (i = 0; i < n; i++)
-		json_decref(st[i]);
-	free(st);
 	free(c->resp->body);
 	c->resp->body = out;
 	c->resp->status = 200;
 	c->resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+out:
+	for (i = 0; i < n; i++)
+		json_decref(rows[i].status);
+	free(rows);
+	free(pools);
 }

@@ -3,28 +3,39 @@
  * Volumes: list, create, show, change (PUT a whole policy, PATCH a part of
  * it, or a larger size_bytes to grow), delete. A change is checked whole
  * before anything is done (shape 400, values 422, ceilings 403, If-Match
- * 412), so a rejected request changes nothing.
+ * 412), so a rejected request changes nothing. A delete answers 202 at
+ * once: the volume shows as "deleting" to its owner until its extents are
+ * zeroed, and then is gone.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "../agent/ops.h"
 #include "handlers.h"
 #include "policy.h"
 
 #define POLICY_MAX AG_POLICY_MAX
 #define APOLICY_MAX AG_APOLICY_MAX
 
+/* The volumes the caller may see (of one tenant, or all), as shown. */
 static json_t *volume_items(struct ap_call *c, const char *tenant)
 {
-	json_t *items = json_array(), *v;
-	const char *id;
+	json_t *items = json_array();
+	void **all;
+	size_t i, n;
 	char etag[16];
 
-	json_object_foreach(json_object_get(c->state, "volumes"), id, v)
-		if (ap_visible_volume(c, id) &&
-		    (!tenant || !strcmp(json_string_value(json_object_get(v, "tenant")), tenant)))
-			json_array_append_new(items, ap_volume_json(id, v, etag));
+	pthread_rwlock_rdlock(&c->st->lock);
+	all = ag_state_sorted(&c->st->vols, &n);
+	for (i = 0; i < n; i++) {
+		const struct ag_volume *v = all[i];
+
+		if ((c->who.admin || !strcmp(c->who.tenant, v->tenant)) &&
+		    (!tenant || !strcmp(v->tenant, tenant)))
+			json_array_append_new(items, ap_volume_json(v, etag));
+	}
+	pthread_rwlock_unlock(&c->st->lock);
+	free(all);
 	return items;
 }
 
@@ -40,11 +51,14 @@ void ap_list_volumes(struct ap_call *c)
 
 static bool tenant_visible(struct ap_call *c)
 {
-	if (json_object_get(json_object_get(c->state, "tenants"), c->arg) &&
-	    (c->who.admin || !strcmp(c->who.tenant, c->arg)))
-		return true;
-	ap_problem(c->resp, AP_P_NOT_FOUND, "no tenant %s", c->arg);
-	return false;
+	bool ok;
+
+	pthread_rwlock_rdlock(&c->st->lock);
+	ok = ag_state_tenant(c->st, c->arg) && (c->who.admin || !strcmp(c->who.tenant, c->arg));
+	pthread_rwlock_unlock(&c->st->lock);
+	if (!ok)
+		ap_problem(c->resp, AP_P_NOT_FOUND, "no tenant %s", c->arg);
+	return ok;
 }
 
 void ap_list_tenant_volumes(struct ap_call *c)
@@ -57,6 +71,24 @@ void ap_list_tenant_volumes(struct ap_call *c)
 	ap_reply(c, 200, ap_page_of(volume_items(c, c->arg), limit, after));
 }
 
+/* The tenant's ceilings, as an object (NULL: none set). */
+static json_t *ceilings_of(struct ap_call *c, const char *tenant)
+{
+	const struct ag_tenant *t;
+	json_t *j = NULL;
+
+	pthread_rwlock_rdlock(&c->st->lock);
+	t = ag_state_tenant(c->st, tenant);
+	if (t && t->ceilings)
+		j = json_loads(t->ceilings, 0, NULL);
+	pthread_rwlock_unlock(&c->st->lock);
+	if (j && !json_object_size(j)) {
+		json_decref(j);
+		j = NULL;
+	}
+	return j;
+}
+
 /*
  * The target arguments and agent_policy words of a policy object for a volume of
  * size bytes, checked by the target's rules and, when a tenant asks, within
@@ -65,28 +97,30 @@ void ap_list_tenant_volumes(struct ap_call *c)
 static bool policy_args(struct ap_call *c, const char *tenant, json_t *policy, uint64_t size,
 			char *args, char *apolicy, char *in_force)
 {
-	json_t *ceil = json_object_get(json_object_get(json_object_get(c->state, "tenants"),
-						       tenant), "ceilings");
 	char err[512], why[512];
 	int rc = ap_policy_to_args(policy, args, POLICY_MAX, apolicy, APOLICY_MAX, err, sizeof(err));
-	json_t *eff;
+	json_t *eff, *ceil;
 
 	if (rc) {
 		ap_problem(c->resp, rc == -2 ? AP_P_INVALID_REQUEST : AP_P_INVALID_VALUE,
 			   "policy: %s", err);
 		return false;
 	}
-	/* by the target's own parser, as ag_policy_check() would */
+	/* by the target's own parser, as the operation will */
 	if (ag_policy_scaled(args, apolicy, size, in_force, POLICY_MAX, err, sizeof(err))) {
 		ap_policy_rename_error(err, why, sizeof(why));
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "%s", why);
 		return false;
 	}
-	if (c->who.admin || !ceil)
+	if (c->who.admin)
+		return true;
+	ceil = ceilings_of(c, tenant);
+	if (!ceil)
 		return true;
 	eff = ap_policy_in_force(in_force, apolicy);
 	rc = eff ? ap_policy_within(eff, ceil, err, sizeof(err)) : 0;
 	json_decref(eff);
+	json_decref(ceil);
 	if (rc) {
 		ap_problem(c->resp, AP_P_ABOVE_CEILING, "policy: %s", err);
 		return false;
@@ -111,32 +145,27 @@ static bool size_of(struct ap_call *c, json_t *j, uint64_t *size)
 	return true;
 }
 
-/* Reply with the volume as stored now (status 200 or 201). */
+/* Reply with the volume as it is now (status 200, 201 or 202). */
 static void reply_volume(struct ap_call *c, const char *id, unsigned int status)
 {
-	char err[512];
-	json_t *st, *v;
+	struct ag_volume v;
 
-	if (ag_store_load(c->ctx->store, &st, err, sizeof(err))) {
-		ap_problem(c->resp, AP_P_INTERNAL, "done, but the state cannot be read back");
+	if (!ap_volume_get(c, id, &v)) {
+		ap_problem(c->resp, AP_P_INTERNAL, "done, but the volume is not in the state");
 		return;
 	}
-	v = json_object_get(json_object_get(st, "volumes"), id);
-	if (v)
-		ap_reply(c, status, ap_volume_json(id, v, c->resp->etag));
-	else
-		ap_problem(c->resp, AP_P_INTERNAL, "done, but the volume is not in the state");
-	json_decref(st);
+	ap_reply(c, status, ap_volume_json(&v, c->resp->etag));
+	ag_volume_release(&v);
 }
 
 void ap_post_tenant_volume(struct ap_call *c)
 {
 	static const char *const allowed[] = { "id", "pool", "size_bytes", "policy", NULL };
-	char args[POLICY_MAX], apolicy[APOLICY_MAX], in_force[POLICY_MAX], err[512];
+	char args[POLICY_MAX], apolicy[APOLICY_MAX], in_force[POLICY_MAX];
+	struct ag_volume_spec spec = { .tenant = c->arg };
+	struct ag_err e;
 	json_t *b, *policy, *none;
-	const char *id, *pool;
-	uint64_t size;
-	int rc;
+	bool pool_known, taken;
 
 	if (!tenant_visible(c))
 		return;
@@ -145,59 +174,82 @@ void ap_post_tenant_volume(struct ap_call *c)
 		return;
 	none = json_object();
 	policy = json_object_get(b, "policy");
-	if (json_unpack(b, "{s:s, s:s}", "id", &id, "pool", &pool)) {
+	if (json_unpack(b, "{s:s, s:s}", "id", &spec.id, "pool", &spec.pool)) {
 		ap_problem(c->resp, AP_P_INVALID_REQUEST, "id and pool: strings");
-	} else if (!ag_valid_id(id)) {
+		goto out;
+	}
+	if (!ag_valid_id(spec.id)) {
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "id: 1 to %d of a-z 0-9 -, not ending in -data",
 			   AG_ID_MAX);
-	} else if (!ag_model_pool(c->model, pool)) {
-		ap_problem(c->resp, AP_P_INVALID_VALUE, "pool: no pool %.64s", pool);
-	} else if (!size_of(c, json_object_get(b, "size_bytes"), &size)) {
-		;
-	} else if (json_object_get(json_object_get(c->state, "volumes"), id)) {
-		ap_problem(c->resp, AP_P_CONFLICT, "volume %s exists", id);
-	} else if (policy_args(c, c->arg, policy ? policy : none, size, args, apolicy, in_force)) {
-		rc = ag_volume_create(c->ctx->store, id, c->arg, pool, size, args, apolicy, err,
-				      sizeof(err));
-		if (rc) {
-			ap_op_failed(c, rc, err);
-		} else {
-			snprintf(c->resp->location, sizeof(c->resp->location), "/v1/volumes/%s", id);
-			reply_volume(c, id, 201);
-		}
+		goto out;
 	}
+	pthread_rwlock_rdlock(&c->st->lock);
+	pool_known = ag_state_pool(c->st, spec.pool) != NULL;
+	taken = ag_state_volume(c->st, spec.id) != NULL;
+	pthread_rwlock_unlock(&c->st->lock);
+	if (!pool_known) {
+		ap_problem(c->resp, AP_P_INVALID_VALUE, "pool: no pool %.64s", spec.pool);
+	} else if (!size_of(c, json_object_get(b, "size_bytes"), &spec.size)) {
+		;
+	} else if (taken) {
+		ap_problem(c->resp, AP_P_CONFLICT, "volume %s exists", spec.id);
+	} else if (policy_args(c, c->arg, policy ? policy : none, spec.size, args, apolicy,
+			       in_force)) {
+		spec.policy = args;
+		spec.apolicy = apolicy;
+		ag_volume_lock(c->agent, spec.id);
+		if (ag_volume_create(c->agent, &spec, &e)) {
+			ap_op_failed(c, &e);
+		} else {
+			snprintf(c->resp->location, sizeof(c->resp->location), "/v1/volumes/%s", spec.id);
+			reply_volume(c, spec.id, 201);
+		}
+		ag_volume_unlock(c->agent, spec.id);
+	}
+out:
 	json_decref(none);
 	json_decref(b);
 }
 
-/* 404 unless visible; 412 unless If-Match (when given) is its ETag. */
-static json_t *volume_for_change(struct ap_call *c, char *etag)
+/*
+ * The volume of the path, copied, for a change: 404 unless visible, 409
+ * while it is being deleted, 412 unless If-Match (when given) is its ETag.
+ * The caller holds the volume's lock.
+ */
+static bool volume_for_change(struct ap_call *c, struct ag_volume *v)
 {
-	json_t *v = ap_visible_volume(c, c->arg), *shown;
 	const char *m = c->req->if_match;
+	char etag[16];
+	json_t *shown;
 
-	if (!v) {
+	if (!ap_volume_get(c, c->arg, v)) {
 		ap_problem(c->resp, AP_P_NOT_FOUND, "no volume %s", c->arg);
-		return NULL;
+		return false;
 	}
-	shown = ap_volume_json(c->arg, v, etag);
+	shown = ap_volume_json(v, etag);
 	json_decref(shown);
 	if (m && strcmp(m, "*") && strcmp(m, etag)) {
 		ap_problem(c->resp, AP_P_PRECONDITION_FAILED, "If-Match %.20s: the volume is now %s",
 			   m, etag);
-		return NULL;
+	} else if (v->deleting) {
+		ap_problem(c->resp, AP_P_CONFLICT, "volume %s is being deleted", c->arg);
+	} else {
+		return true;
 	}
-	return v;
+	ag_volume_release(v);
+	return false;
 }
 
 void ap_get_volume(struct ap_call *c)
 {
-	json_t *v = ap_visible_volume(c, c->arg);
+	struct ag_volume v;
 
-	if (!v)
+	if (!ap_volume_get(c, c->arg, &v)) {
 		ap_problem(c->resp, AP_P_NOT_FOUND, "no volume %s", c->arg);
-	else
-		ap_reply(c, 200, ap_volume_json(c->arg, v, c->resp->etag));
+		return;
+	}
+	ap_reply(c, 200, ap_volume_json(&v, c->resp->etag));
+	ag_volume_release(&v);
 }
 
 /*
@@ -205,25 +257,18 @@ void ap_get_volume(struct ap_call *c)
  * that results is checked at the size that results, so a grow that would
  * scale a rate above a ceiling, or past what the target takes, is refused.
  */
-static void change_volume(struct ap_call *c, bool whole)
+static void change(struct ap_call *c, struct ag_volume *v, bool whole)
 {
 	static const char *const allowed[] = { "size_bytes", "policy", NULL };
-	char args[POLICY_MAX], apolicy[APOLICY_MAX], in_force[POLICY_MAX], err[512], etag[16];
-	json_t *v, *b, *patch, *jsize, *policy = NULL;
-	const char *old_args, *old_apolicy;
-	uint64_t size = 0, old_size;
+	char args[POLICY_MAX], apolicy[APOLICY_MAX], in_force[POLICY_MAX], err[512];
+	json_t *b, *patch, *jsize, *policy = NULL;
+	struct ag_err e;
+	uint64_t size = 0;
 	int rc = 0;
 
-	v = volume_for_change(c, etag);
-	if (!v)
-		return;
 	b = ap_body(c, allowed);
 	if (!b)
 		return;
-	old_args = json_string_value(json_object_get(v, "policy"));
-	old_apolicy = json_string_value(json_object_get(v, "agent_policy"));
-	old_apolicy = old_apolicy ? old_apolicy : "";
-	old_size = json_integer_value(json_object_get(v, "size"));
 	patch = json_object_get(b, "policy");
 	jsize = json_object_get(b, "size_bytes");
 	if (whole && !patch) {
@@ -236,14 +281,14 @@ static void change_volume(struct ap_call *c, bool whole)
 	}
 	if (jsize && !size_of(c, jsize, &size))
 		goto out;
-	if (jsize && size < old_size) {
+	if (jsize && size < v->size) {
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "size_bytes: volumes grow, never shrink (now %llu)",
-			   (unsigned long long)old_size);
+			   (unsigned long long)v->size);
 		goto out;
 	}
 	if (!jsize)
-		size = old_size;
-	policy = whole ? json_object() : ap_policy_from_args(old_args, old_apolicy);
+		size = v->size;
+	policy = whole ? json_object() : ap_policy_from_args(v->policy, v->apolicy);
 	if (!policy) {
 		ap_problem(c->resp, AP_P_INTERNAL, "policy: the stored one does not read");
 		goto out;
@@ -254,21 +299,29 @@ static void change_volume(struct ap_call *c, bool whole)
 			   "policy: %s", err);
 		goto out;
 	}
-	if (!policy_args(c, json_string_value(json_object_get(v, "tenant")), policy, size, args,
-			 apolicy, in_force))
+	if (!policy_args(c, v->tenant, policy, size, args, apolicy, in_force))
 		goto out;
-	/* a grow sets the policy in the same change; a set alone only when it differs */
-	if (size > old_size)
-		rc = ag_volume_grow(c->ctx->store, c->arg, size, args, apolicy, err, sizeof(err));
-	else if (strcmp(in_force, old_args) || strcmp(apolicy, old_apolicy))
-		rc = ag_volume_set(c->ctx->store, c->arg, args, apolicy, err, sizeof(err));
-	if (rc)
-		ap_op_failed(c, rc, err);
+	/* nothing changes: nothing is done */
+	if ((size > v->size || strcmp(in_force, v->policy) || strcmp(apolicy, v->apolicy)) &&
+	    ag_volume_change(c->agent, c->arg, size, args, apolicy, &e))
+		ap_op_failed(c, &e);
 	else
 		reply_volume(c, c->arg, 200);
 out:
 	json_decref(policy);
 	json_decref(b);
+}
+
+static void change_volume(struct ap_call *c, bool whole)
+{
+	struct ag_volume v;
+
+	ag_volume_lock(c->agent, c->arg);
+	if (volume_for_change(c, &v)) {
+		change(c, &v, whole);
+		ag_volume_release(&v);
+	}
+	ag_volume_unlock(c->agent, c->arg);
 }
 
 void ap_put_volume(struct ap_call *c)
@@ -283,14 +336,31 @@ void ap_patch_volume(struct ap_call *c)
 
 void ap_delete_volume(struct ap_call *c)
 {
-	char err[512], etag[16];
-	int rc;
+	const char *m = c->req->if_match;
+	struct ag_volume v;
+	struct ag_err e;
+	char etag[16];
 
-	if (!volume_for_change(c, etag))
-		return;
-	rc = ag_volume_delete(c->ctx->store, c->arg, err, sizeof(err));
-	if (rc)
-		ap_op_failed(c, rc, err);
-	else
-		ap_reply(c, 204, NULL);
+	ag_volume_lock(c->agent, c->arg);
+	if (!ap_volume_get(c, c->arg, &v)) {
+		ap_problem(c->resp, AP_P_NOT_FOUND, "no volume %s", c->arg);
+		goto out;
+	}
+	json_decref(ap_volume_json(&v, etag));
+	if (m && strcmp(m, "*") && strcmp(m, etag)) {
+		ap_problem(c->resp, AP_P_PRECONDITION_FAILED, "If-Match %.20s: the volume is now %s",
+			   m, etag);
+	} else if (ag_volume_delete(c->agent, c->arg, &e)) {
+		ap_op_failed(c, &e);
+	} else {
+		/* as it was when the delete was taken: the job may be done with it already */
+		if (!v.deleting) {
+			v.deleting = true;
+			v.deleting_since = (int64_t)time(NULL);
+		}
+		ap_reply(c, 202, ap_volume_json(&v, c->resp->etag));
+	}
+	ag_volume_release(&v);
+out:
+	ag_volume_unlock(c->agent, c->arg);
 }

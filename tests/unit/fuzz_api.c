@@ -13,15 +13,18 @@
  * Valid requests for every endpoint are mutated (bytes of the body flipped,
  * inserted or cut, numbers swapped for hostile ones, methods, paths, tokens,
  * content types and If-Match changed). Every answer must be below 500, and
- * after every rejected one (4xx) the state file must be byte for byte what it
- * was. The first violation is printed and the exit status is 1.
+ * after every rejected one (4xx) the store's rows must be what they were.
+ * Deletes are finished between requests. The first violation is printed and
+ * the exit status is 1.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <libdevmapper.h>
+#include <sqlite3.h>
 
 #include "../../agent/dmctl.h"
+#include "../../agent/jobs.h"
 #include "../../agent/ops.h"
 #include "../../api/api.h"
 #include "fuzz_api.h"
@@ -34,6 +37,7 @@ static void quiet_dm_log(int level, const char *file, int line, int dm_errno, co
 
 static char admin[AP_TOKEN_LEN + 1], tok1[AP_TOKEN_LEN + 1], tok2[AP_TOKEN_LEN + 1];
 static struct ap_ctx ctx;
+static struct ag_agent agent;
 static unsigned long long rng;
 
 static unsigned int rnd(unsigned int n)
@@ -126,18 +130,36 @@ static void mutate_body(char *b, size_t *len, size_t cap)
 	b[*len] = '\0';
 }
 
+/* Every row of the store, as text, in a malloc'd buffer of *len bytes. */
 static char *state_bytes(const char *dir, size_t *len)
 {
-	char path[512], *buf = NULL;
-	FILE *f;
+	static const char *const tables[] = { "pools", "tenants", "volumes" };
+	char path[512], sql[64], *buf = NULL;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st;
+	FILE *f = open_memstream(&buf, len);
+	size_t t;
+	int i;
 
-	snprintf(path, sizeof(path), "%s/state.json", dir);
-	f = fopen(path, "re");
-	*len = 0;
-	if (!f)
-		return NULL;
-	buf = malloc(1 << 20);
-	*len = fread(buf, 1, 1 << 20, f);
+	snprintf(path, sizeof(path), "%s/state.db", dir);
+	if (!f || sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		if (f)
+			fclose(f);
+		sqlite3_close(db);
+		return buf;
+	}
+	for (t = 0; t < 3; t++) {
+		snprintf(sql, sizeof(sql), "SELECT * FROM %s ORDER BY 1", tables[t]);
+		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+			continue;
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			for (i = 0; i < sqlite3_column_count(st); i++)
+				fprintf(f, "%s|", (const char *)sqlite3_column_text(st, i));
+			fputc('\n', f);
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
 	fclose(f);
 	return buf;
 }
@@ -196,9 +218,10 @@ static void populate(void)
 
 int fuzz_api_run(int argc, char **argv)
 {
-	struct ag_store store;
 	unsigned long count, i, by_class[6] = { 0 };
 	char err[512], body[4096], path[256], method[16];
+	struct ag_model m;
+	struct ag_err e;
 	bool host;
 	int rc = 0;
 
@@ -208,36 +231,49 @@ int fuzz_api_run(int argc, char **argv)
 	}
 	count = strtoul(argv[3], NULL, 10);
 	rng = strtoull(argv[4], NULL, 10);
-	if (ag_store_open(&store, argv[1]))
+	host = !strcmp(argv[2], "-");
+	if (host)
+		dm_log_with_errno_init(quiet_dm_log);
+	if (ag_agent_open(&agent, argv[1], 0, !host, &e)) {
+		fprintf(stderr, "store: %s\n", e.msg);
 		return 2;
-	ag_dm_init();
-	ctx.store = &store;
-	ctx.with_kernel = true;
+	}
+	ctx.agent = &agent;
 	if (ap_token_new(admin) || ap_token_hash(admin, ctx.admin_hash))
 		return 2;
-	host = !strcmp(argv[2], "-");
 	if (host) {
-		json_t *st = json_pack("{s:{s:{s:s, s:I}}, s:{s:{s:s, s:s, s:I, s:[[I, I]],"
-				       " s:s, s:s}, s:{s:s, s:s, s:I, s:[[I, I]], s:s, s:s}}}",
-				       "pools", "p0", "device", "/dev/null", "extents", (json_int_t)8,
-				       "volumes",
-				       "v1", "tenant", "t1", "pool", "p0", "size", (json_int_t)67108864,
-				       "runs", (json_int_t)1, (json_int_t)1, "policy", "iops=800",
-				       "state", "ready",
-				       "v2", "tenant", "t2", "pool", "p0", "size", (json_int_t)67108864,
-				       "runs", (json_int_t)2, (json_int_t)1, "policy", "", "state", "ready");
+		char h1[AP_HASH_HEX + 1], h2[AP_HASH_HEX + 1];
+		json_t *st;
 
-		rc = !st || ag_store_save(&store, st, err, sizeof(err)) ? 1 : 0;
+		if (ap_token_new(tok1) || ap_token_hash(tok1, h1) || ap_token_new(tok2) ||
+		    ap_token_hash(tok2, h2))
+			return 2;
+		st = json_pack("{s:{s:{s:s, s:I}}, s:{s:{s:s, s:{s:i}}, s:{s:s}},"
+			       " s:{s:{s:s, s:s, s:I, s:[[I, I]], s:s, s:s},"
+			       " s:{s:s, s:s, s:I, s:[[I, I]], s:s, s:s}}}",
+			       "pools", "p0", "device", "/dev/null", "extents", (json_int_t)8,
+			       "tenants", "t1", "token_sha256", h1, "ceilings", "total_iops_sec", 1000,
+			       "t2", "token_sha256", h2,
+			       "volumes",
+			       "v1", "tenant", "t1", "pool", "p0", "size", (json_int_t)67108864,
+			       "runs", (json_int_t)1, (json_int_t)1, "policy", "iops=800",
+			       "state", "ready",
+			       "v2", "tenant", "t2", "pool", "p0", "size", (json_int_t)67108864,
+			       "runs", (json_int_t)2, (json_int_t)1, "policy", "", "state", "ready");
+		rc = !st || ag_model_from_json(&m, st, err, sizeof(err)) ? 1 : 0;
 		json_decref(st);
 		if (rc) {
 			fprintf(stderr, "state: %s\n", err);
 			return 2;
 		}
-		dm_log_with_errno_init(quiet_dm_log);
-		/* populate() makes the tenants (and their tokens) through the API */
-		ctx.with_kernel = false;
-	} else if (ag_pool_add(&store, "p0", argv[2], false, err, sizeof(err))) {
-		fprintf(stderr, "pool: %s\n", err);
+		rc = ag_state_replace(&agent, &m, &e);
+		ag_model_free(&m);
+		if (rc) {
+			fprintf(stderr, "state: %s\n", e.msg);
+			return 2;
+		}
+	} else if (ag_pool_add(&agent, "p0", argv[2], false, &e)) {
+		fprintf(stderr, "pool: %s\n", e.msg);
 		return 2;
 	}
 	populate();
@@ -280,6 +316,7 @@ int fuzz_api_run(int argc, char **argv)
 				break;
 			}
 		}
+		ag_jobs_run_deletes(&agent, &e);
 		before = state_bytes(argv[1], &before_len);
 		st = send_req(tok && !strcmp(tok, "zz") ? "zz" : tok, method, path, ct, im, body, len,
 			      &out);
@@ -301,7 +338,6 @@ int fuzz_api_run(int argc, char **argv)
 			populate();
 	}
 	printf("%lu requests: %lu 2xx, %lu 4xx, %lu 5xx\n", i, by_class[2], by_class[4], by_class[5]);
-	ap_ctx_release(&ctx);
-	ag_store_close(&store);
+	ag_agent_close(&agent);
 	return rc;
 }

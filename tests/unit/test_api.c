@@ -10,8 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include "unit.h"
 #include "fuzz_api.h"
+#include "../../agent/jobs.h"
+#include "../../api/api.h"
 #include "../../api/auth.h"
 
 static void api_survives_10000_mutated_requests(void)
@@ -88,8 +92,144 @@ static void admin_token_survives_a_crash_while_made(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* Requests from several threads at once, through the handlers. */
+#define WRITERS 8
+#define PER_WRITER 40
+
+static struct ap_ctx cctx;
+static char ctok[4][AP_TOKEN_LEN + 1];
+static int reader_stop;
+
+static unsigned int call(const char *tok, const char *method, const char *path, const char *body,
+			 char **out)
+{
+	char auth[128];
+	struct ap_request r = { .method = method, .path = path, .authorization = auth,
+				.q_limit = !strcmp(method, "GET") ? "1000" : NULL,
+				.content_type = "application/json", .body = body,
+				.body_len = body ? strlen(body) : 0 };
+	struct ap_response resp;
+
+	snprintf(auth, sizeof(auth), "Bearer %s", tok);
+	ap_handle(&cctx, &r, &resp);
+	if (out)
+		*out = resp.body;
+	else
+		free(resp.body);
+	return resp.status;
+}
+
+struct writer {
+	int n;
+	int failures;
+};
+
+static void *writer(void *arg)
+{
+	struct writer *w = arg;
+	const char *tok = ctok[w->n % 4];
+	char path[96], body[256];
+	int k;
+
+	for (k = 0; k < PER_WRITER; k++) {
+		snprintf(path, sizeof(path), "/v1/tenants/t%d/volumes", w->n % 4);
+		snprintf(body, sizeof(body), "{\"id\":\"v%d-%d\",\"pool\":\"p0\",\"size_bytes\":67108864,"
+			 "\"policy\":{\"read_iops_sec\":%d}}", w->n, k, 100 + k);
+		w->failures += call(tok, "POST", path, body, NULL) != 201;
+		snprintf(path, sizeof(path), "/v1/volumes/v%d-%d", w->n, k);
+		w->failures += call(tok, "PATCH", path, "{\"policy\":{\"write_iops_sec\":50}}", NULL) != 200;
+		/* another tenant's volume is not there for it */
+		w->failures += call(ctok[(w->n + 1) % 4], "GET", path, NULL, NULL) != 404;
+	}
+	for (k = 0; k < PER_WRITER; k += 2) {
+		snprintf(path, sizeof(path), "/v1/volumes/v%d-%d", w->n, k);
+		w->failures += call(tok, "DELETE", path, NULL, NULL) != 202;
+	}
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	char *out;
+	int *bad = arg;
+
+	while (!__atomic_load_n(&reader_stop, __ATOMIC_ACQUIRE)) {
+		unsigned int st = call(ctok[0], "GET", "/v1/volumes", NULL, &out);
+		json_t *j = out ? json_loads(out, 0, NULL) : NULL;
+
+		*bad += st != 200 || !json_is_array(json_object_get(j, "items"));
+		json_decref(j);
+		free(out);
+	}
+	return NULL;
+}
+
+/*
+ * 8 writers (creates, changes, deletes of their own volumes, a look at
+ * another tenant's) and 2 readers at once: every answer as it would be
+ * alone, every volume on extents of its own, and the store afterwards what
+ * the state held.
+ */
+static void api_serves_writers_and_readers_at_once(void)
+{
+	char dir[] = "/tmp/sluice-conc-XXXXXX", err[256], hash[4][AP_HASH_HEX + 1], cmd[64];
+	struct writer w[WRITERS];
+	pthread_t wt[WRITERS], rt[2];
+	struct ag_agent agent;
+	struct ag_model m;
+	struct ag_err e;
+	int bad[2] = { 0, 0 }, i;
+	json_t *doc;
+
+	CHECK(mkdtemp(dir));
+	setenv("SLUICED_LOG", "warning", 1);
+	for (i = 0; i < 4; i++)
+		CHECK(ap_token_new(ctok[i]) == 0 && ap_token_hash(ctok[i], hash[i]) == 0);
+	doc = json_pack("{s:{s:{s:s, s:I}}, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}",
+			"pools", "p0", "device", "/dev/null", "extents", (json_int_t)1024,
+			"tenants", "t0", "token_sha256", hash[0], "t1", "token_sha256", hash[1],
+			"t2", "token_sha256", hash[2], "t3", "token_sha256", hash[3]);
+	CHECK(doc && ag_model_from_json(&m, doc, err, sizeof(err)) == 0);
+	json_decref(doc);
+	CHECK(ag_agent_open(&agent, dir, 0, false, &e) == 0);
+	CHECK(ag_state_replace(&agent, &m, &e) == 0);
+	ag_model_free(&m);
+	cctx.agent = &agent;
+	/* no admin here: tenants' tokens only */
+	memset(cctx.admin_hash, 'x', AP_HASH_HEX);
+	reader_stop = 0;
+	for (i = 0; i < 2; i++)
+		CHECK(pthread_create(&rt[i], NULL, reader, &bad[i]) == 0);
+	for (i = 0; i < WRITERS; i++) {
+		w[i] = (struct writer){ i, 0 };
+		CHECK(pthread_create(&wt[i], NULL, writer, &w[i]) == 0);
+	}
+	for (i = 0; i < WRITERS; i++)
+		pthread_join(wt[i], NULL);
+	__atomic_store_n(&reader_stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 2; i++)
+		pthread_join(rt[i], NULL);
+	for (i = 0; i < WRITERS; i++)
+		CHECK_EQ_U64(w[i].failures, 0);
+	CHECK_EQ_U64(bad[0] + bad[1], 0);
+	CHECK_EQ_U64(agent.st.vols.nr, WRITERS * PER_WRITER);
+	CHECK(ag_jobs_run_deletes(&agent, &e) == 0);
+	CHECK_EQ_U64(agent.st.vols.nr, WRITERS * PER_WRITER / 2);
+	/* one extent each, none shared: the map and the count agree */
+	CHECK_EQ_U64(ag_pool_used(ag_state_pool(&agent.st, "p0")), WRITERS * PER_WRITER / 2);
+	ag_agent_close(&agent);
+	/* the store holds what the state held */
+	CHECK(ag_agent_open(&agent, dir, 0, false, &e) == 0);
+	CHECK_EQ_U64(agent.st.vols.nr, WRITERS * PER_WRITER / 2);
+	CHECK(!strcmp(ag_state_volume(&agent.st, "v3-1")->policy, "riops=101 wiops=50"));
+	ag_agent_close(&agent);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
 static const struct unit_test tests[] = {
 	UNIT_TEST(api_survives_10000_mutated_requests),
+	UNIT_TEST(api_serves_writers_and_readers_at_once),
 	UNIT_TEST(admin_token_survives_a_crash_while_made),
 };
 

@@ -12,7 +12,7 @@
 
 #include "unit.h"
 #include "../../agent/monitor.h"
-#include "../../agent/store.h"
+#include "../../agent/state.h"
 
 static char dir[64];
 
@@ -54,16 +54,18 @@ static void monitor_reads_vmstat_cgroups_and_marks_the_unknown(void)
 {
 	struct ag_monitor_config cfg;
 	struct ag_monitor *m = NULL;
-	struct ag_store s;
+	struct ag_state state;
+	struct ag_model model;
+	struct ag_err e;
 	char err[256], path[256];
 	json_t *st = json_loads(STATE, 0, NULL), *j, *t, *v;
 	long long thresh, got;
 
 	snprintf(dir, sizeof(dir), "/tmp/sluice-mon-XXXXXX");
 	CHECK(mkdtemp(dir));
-	CHECK(st && ag_store_open(&s, dir) == 0 && ag_store_save(&s, st, err, sizeof(err)) == 0);
-	ag_store_close(&s);
+	CHECK(st && ag_model_from_json(&model, st, err, sizeof(err)) == 0);
 	json_decref(st);
+	CHECK(ag_state_init(&state) == 0 && ag_state_fill(&state, &model, &e) == 0);
 	snprintf(path, sizeof(path), "%s/acme", dir);
 	mkdir(path, 0700);
 	snprintf(path, sizeof(path), "%s/acme/memory.stat", dir);
@@ -71,7 +73,7 @@ static void monitor_reads_vmstat_cgroups_and_marks_the_unknown(void)
 
 	ag_monitor_config_defaults(&cfg);
 	snprintf(cfg.tenant_cgroup, sizeof(cfg.tenant_cgroup), "%s/%%s", dir);
-	CHECK(ag_monitor_open(&m, dir, &cfg, err, sizeof(err)) == 0);
+	CHECK(ag_monitor_open(&m, &state, &cfg, err, sizeof(err)) == 0);
 	if (!m)
 		return;
 	CHECK(ag_monitor_tick(m, false, err, sizeof(err)) == 0);
@@ -101,11 +103,10 @@ static void monitor_reads_vmstat_cgroups_and_marks_the_unknown(void)
 	CHECK(json_integer_value(json_object_get(t, "file_dirty_bytes")) == 4096);
 	json_decref(j);
 	ag_monitor_close(m);
+	ag_state_destroy(&state);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/acme", dir);
 	rmdir(path);
-	snprintf(path, sizeof(path), "%s/state.json", dir);
-	unlink(path);
 	rmdir(dir);
 }
 

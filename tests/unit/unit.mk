@@ -5,17 +5,18 @@ UNIT_SRCS := $(wildcard $(UNIT_DIR)/test_*.c)
 UNIT_NAMES := $(patsubst $(UNIT_DIR)/test_%.c,%,$(UNIT_SRCS))
 # The code under test: the kernel's portable parts and the agent's libraries.
 UNIT_CORE := $(ROOT)/dmtarget/sluice-core.c
-UNIT_SRC := $(UNIT_CORE) $(ROOT)/dmtarget/sluice-sched.c $(ROOT)/agent/extent.c $(ROOT)/agent/store.c $(ROOT)/agent/plan.c $(ROOT)/agent/model.c $(ROOT)/agent/monitor.c $(ROOT)/api/policy.c
-UNIT_LDLIBS := -lm -ljansson -ldevmapper -lblkid -lmicrohttpd -lgnutls -luring -lpthread
+UNIT_SRC := $(ROOT)/dmtarget/sluice-sched.c $(AGENT_LIB) $(ROOT)/api/policy.c
+UNIT_LDLIBS := -lm $(AGENT_LIBS)
 # test_api runs the API's handlers over the agent's operations
-UNIT_API_SRC = $(filter-out $(ROOT)/api/server.c $(ROOT)/api/policy.c,$(API_SRC)) $(ROOT)/agent/ops.c \
-	$(ROOT)/agent/dmctl.c $(UNIT_DIR)/fuzz_api.c
-UNIT_DEPS := $(UNIT_DIR)/unit.c $(UNIT_DIR)/unit.h $(UNIT_SRC) $(ROOT)/dmtarget/sluice-core.h $(ROOT)/dmtarget/sluice-sched.h $(ROOT)/agent/extent.h $(ROOT)/agent/store.h $(ROOT)/agent/plan.h $(ROOT)/agent/model.h $(ROOT)/agent/monitor.h $(wildcard $(ROOT)/api/*.[ch]) $(ROOT)/agent/ops.c $(ROOT)/agent/dmctl.c $(wildcard $(UNIT_DIR)/fuzz_api*)
+UNIT_API_SRC = $(filter-out $(ROOT)/api/server.c $(ROOT)/api/policy.c,$(API_SRC)) $(UNIT_DIR)/fuzz_api.c
+UNIT_DEPS := $(UNIT_DIR)/unit.c $(UNIT_DIR)/unit.h $(UNIT_SRC) $(ROOT)/dmtarget/sluice-core.h $(ROOT)/dmtarget/sluice-sched.h $(wildcard $(ROOT)/agent/*.h) $(wildcard $(ROOT)/api/*.[ch]) $(wildcard $(UNIT_DIR)/fuzz_api*)
 CFLAGS_USER := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 UNIT_PLAIN := $(patsubst %,$(BUILD)/unit/plain/test_%,$(UNIT_NAMES))
 UNIT_ASAN := $(patsubst %,$(BUILD)/unit/asan/test_%,$(UNIT_NAMES))
+# the tests whose code runs on several threads, also under ThreadSanitizer
+UNIT_TSAN := $(BUILD)/unit/tsan/test_api $(BUILD)/unit/tsan/test_db
 FUZZ_PARSE := $(BUILD)/fuzz/fuzz_parse
 
 $(BUILD)/unit/plain/test_%: $(UNIT_DIR)/test_%.c $(UNIT_DEPS)
@@ -26,17 +27,21 @@ $(BUILD)/unit/asan/test_%: $(UNIT_DIR)/test_%.c $(UNIT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_USER) -O1 $(SAN) -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_SRC) $(if $(filter test_api,$(@F)),$(UNIT_API_SRC)) $(UNIT_LDLIBS)
 
+$(BUILD)/unit/tsan/test_%: $(UNIT_DIR)/test_%.c $(UNIT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_USER) -O1 -fsanitize=thread -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_SRC) $(if $(filter test_api,$(@F)),$(UNIT_API_SRC)) $(UNIT_LDLIBS)
+
 $(FUZZ_PARSE): $(UNIT_DIR)/fuzz_parse.c $(UNIT_CORE) $(ROOT)/dmtarget/sluice-core.h
 	@mkdir -p $(@D)
 	clang -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined -o $@ $< $(UNIT_CORE)
 
-unit-build: $(UNIT_PLAIN) $(UNIT_ASAN) $(FUZZ_PARSE)
+unit-build: $(UNIT_PLAIN) $(UNIT_ASAN) $(UNIT_TSAN) $(FUZZ_PARSE)
 
 test-unit: deps
 	@mkdir -p $(BUILD); rm -f $(BUILD)/unit.counts
 	@$(MAKE) --no-print-directory unit-build > $(BUILD)/unit-build.log 2>&1 || \
 		{ cat $(BUILD)/unit-build.log; exit 1; }
-	@$(UNIT_DIR)/run.sh $(BUILD)/unit.counts $(UNIT_PLAIN) $(UNIT_ASAN) -- $(FUZZ_PARSE) $(UNIT_DIR)/corpus/parse
+	@$(UNIT_DIR)/run.sh $(BUILD)/unit.counts $(UNIT_PLAIN) $(UNIT_ASAN) $(UNIT_TSAN) -- $(FUZZ_PARSE) $(UNIT_DIR)/corpus/parse
 
 FUZZ_TIME ?= 300
 fuzz: $(FUZZ_PARSE)

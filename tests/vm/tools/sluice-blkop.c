@@ -14,6 +14,9 @@
  *   sluice-blkop setcheck <dm-name> <key> <count>
  *       the same, reading the table (DM_TABLE_STATUS) after each set: exits
  *       1 at the first table that does not show the value just set
+ *   sluice-blkop replace <file> <from> <to>
+ *       every <from> in a file (binary) replaced by <to>, of the same
+ *       length, in place; prints how many (a damaged store, for the tests)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -104,12 +107,46 @@ static int setloop(const char *name, const char *key, uint64_t count, int check)
 	return 0;
 }
 
+static int replace(const char *path, const char *from, const char *to)
+{
+	size_t n = strlen(from), len, i, count = 0;
+	char *buf;
+	FILE *f;
+	long size;
+
+	if (!n || strlen(to) != n)
+		return 2;
+	f = fopen(path, "r+b");
+	if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0) {
+		fprintf(stderr, "sluice-blkop: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	len = (size_t)size;
+	buf = malloc(len + 1);
+	rewind(f);
+	if (!buf || fread(buf, 1, len, f) != len)
+		return 1;
+	for (i = 0; i + n <= len; i++)
+		if (!memcmp(buf + i, from, n)) {
+			memcpy(buf + i, to, n);
+			count++;
+		}
+	rewind(f);
+	if (fwrite(buf, 1, len, f) != len || fclose(f))
+		return 1;
+	free(buf);
+	printf("%zu\n", count);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t range[2];
 	unsigned long req;
 	int fd;
 
+	if (argc == 5 && !strcmp(argv[1], "replace"))
+		return replace(argv[2], argv[3], argv[4]);
 	if (argc == 5 && (!strcmp(argv[1], "setloop") || !strcmp(argv[1], "setcheck"))) {
 		if (parse_u64(argv[4], &range[0]))
 			return 2;
@@ -117,7 +154,8 @@ int main(int argc, char **argv)
 	}
 	if (argc != 5 || parse_u64(argv[3], &range[0]) || parse_u64(argv[4], &range[1])) {
 		fprintf(stderr, "usage: sluice-blkop punch|discard <dev> <offset> <length>\n"
-				"       sluice-blkop setloop|setcheck <dm-name> <key> <count>\n");
+				"       sluice-blkop setloop|setcheck <dm-name> <key> <count>\n"
+				"       sluice-blkop replace <file> <from> <to>\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "punch")) {

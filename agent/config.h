@@ -7,8 +7,15 @@
  *   tls_cert = <PEM file>        with tls_key: HTTPS only
  *   tls_key = <PEM file>
  *   allow_plain_remote = no      plain HTTP on a non-loopback address
- *   max_connections = 64
- *   connection_timeout_s = 30    idle or slow clients are cut off after this
+ *   max_connections = 4096       connections at once (each an fd: LimitNOFILE)
+ *   max_connections_per_ip = 64  from one client address (0: no limit)
+ *   api_threads = 8              threads serving requests
+ *   request_deadline_s = 10      a request's headers and body must have
+ *                                arrived this long after its connection was
+ *                                accepted (a client trickling bytes is cut off)
+ *   connection_timeout_s = 30    idle clients are cut off after this
+ *   reconcile_interval_s = 300   the kernel converged with the state this
+ *                                often (drift repaired); 0 turns it off
  *   monitor_interval_ms = 1000   the dirty monitor's tick; 0 turns it off
  *   dirty_control = yes          enforce volumes' dirty_bytes_max
  *   debugfs = /sys/kernel/debug  where the bdi figures are read
@@ -18,15 +25,15 @@
  * An unknown key or a bad value is an error naming the line; a missing file
  * is the defaults.
  */
-#ifndef SLUICE_API_CONFIG_H
-#define SLUICE_API_CONFIG_H
+#ifndef SLUICE_AGENT_CONFIG_H
+#define SLUICE_AGENT_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../agent/monitor.h"
+#include "monitor.h"
 
-struct ap_config {
+struct ag_config {
 	char listen_addr[64];
 	unsigned int port;
 	char state_dir[256];
@@ -34,14 +41,18 @@ struct ap_config {
 	char tls_key[256];
 	bool allow_plain_remote;
 	unsigned int max_connections;
+	unsigned int max_connections_per_ip;
+	unsigned int api_threads;
+	unsigned int request_deadline_s;
 	unsigned int connection_timeout_s;
+	unsigned int reconcile_interval_s;
 	struct ag_monitor_config monitor;
 };
 
-void ap_config_defaults(struct ap_config *c);
+void ag_config_defaults(struct ag_config *c);
 /* Read path over the defaults; 0, or -1 with err ("<path>:<line>: ..."). */
-int ap_config_load(struct ap_config *c, const char *path, char *err, size_t errlen);
+int ag_config_load(struct ag_config *c, const char *path, char *err, size_t errlen);
 /* A config that the server can use: TLS files both or neither, plain HTTP on loopback. */
-int ap_config_check(const struct ap_config *c, char *err, size_t errlen);
+int ag_config_check(const struct ag_config *c, char *err, size_t errlen);
 
 #endif

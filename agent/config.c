@@ -8,14 +8,18 @@
 
 #include "config.h"
 
-void ap_config_defaults(struct ap_config *c)
+void ag_config_defaults(struct ag_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	strcpy(c->listen_addr, "127.0.0.1");
 	c->port = 8080;
 	strcpy(c->state_dir, "/var/lib/sluice");
-	c->max_connections = 64;
+	c->max_connections = 4096;
+	c->max_connections_per_ip = 64;
+	c->api_threads = 8;
+	c->request_deadline_s = 10;
 	c->connection_timeout_s = 30;
+	c->reconcile_interval_s = 300;
 	ag_monitor_config_defaults(&c->monitor);
 }
 
@@ -44,7 +48,7 @@ static int uint_of(const char *v, unsigned int lo, unsigned int hi, unsigned int
 	return 0;
 }
 
-static int set(struct ap_config *c, const char *k, const char *v)
+static int set(struct ag_config *c, const char *k, const char *v)
 {
 	struct in_addr a;
 	char host[64];
@@ -77,9 +81,17 @@ static int set(struct ap_config *c, const char *k, const char *v)
 		return 0;
 	}
 	if (!strcmp(k, "max_connections"))
-		return uint_of(v, 1, 4096, &c->max_connections);
+		return uint_of(v, 1, 65536, &c->max_connections);
+	if (!strcmp(k, "max_connections_per_ip"))
+		return uint_of(v, 0, 65536, &c->max_connections_per_ip);
+	if (!strcmp(k, "api_threads"))
+		return uint_of(v, 1, 64, &c->api_threads);
+	if (!strcmp(k, "request_deadline_s"))
+		return uint_of(v, 1, 600, &c->request_deadline_s);
 	if (!strcmp(k, "connection_timeout_s"))
 		return uint_of(v, 1, 3600, &c->connection_timeout_s);
+	if (!strcmp(k, "reconcile_interval_s"))
+		return uint_of(v, 0, 86400, &c->reconcile_interval_s);
 	if (!strcmp(k, "monitor_interval_ms"))
 		return uint_of(v, 0, 3600000, &c->monitor.interval_ms) ||
 		       (c->monitor.interval_ms && c->monitor.interval_ms < 10) ? -1 : 0;
@@ -108,9 +120,9 @@ static int set(struct ap_config *c, const char *k, const char *v)
 	return -2;
 }
 
-int ap_config_load(struct ap_config *c, const char *path, char *err, size_t errlen)
+int ag_config_load(struct ag_config *c, const char *path, char *err, size_t errlen)
 {
-	struct ap_config n = *c;
+	struct ag_config n = *c;
 	char line[1024];
 	unsigned int no = 0;
 	FILE *f = fopen(path, "re");
@@ -152,7 +164,7 @@ int ap_config_load(struct ap_config *c, const char *path, char *err, size_t errl
 	return 0;
 }
 
-int ap_config_check(const struct ap_config *c, char *err, size_t errlen)
+int ag_config_check(const struct ag_config *c, char *err, size_t errlen)
 {
 	bool tls = c->tls_cert[0] || c->tls_key[0];
 

@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The agent's durable state in SQLite; see db.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <sqlite3.h>
+
+#include "db.h"
+#include "store.h"
+
+#define FORMAT "sluice-state"
+#define SCHEMA_VERSION "2"	/* 1 was the JSON document, state.json */
+#define SEP "\x1f"
+
+struct ag_db {
+	sqlite3 *h;
+	int lock_fd;
+	bool broken;		/* a commit's outcome is unknown: no more changes */
+	char *dir;
+};
+
+static const char schema[] =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+	"CREATE TABLE pools(name TEXT PRIMARY KEY, device TEXT NOT NULL,"
+	" extents INTEGER NOT NULL, crc INTEGER NOT NULL);"
+	"CREATE TABLE tenants(id TEXT PRIMARY KEY, token_sha256 TEXT NOT NULL,"
+	" ceilings TEXT NOT NULL, crc INTEGER NOT NULL);"
+	"CREATE TABLE volumes(id TEXT PRIMARY KEY, tenant TEXT NOT NULL, pool TEXT NOT NULL,"
+	" size INTEGER NOT NULL, runs TEXT NOT NULL, policy TEXT NOT NULL,"
+	" agent_policy TEXT NOT NULL, state TEXT NOT NULL, wiped INTEGER NOT NULL,"
+	" deleting_since INTEGER NOT NULL, crc INTEGER NOT NULL);"
+	"INSERT INTO meta VALUES('format', '" FORMAT "'), ('version', '" SCHEMA_VERSION "');";
+
+static int sql_fail(struct ag_db *db, struct ag_err *e, const char *what)
+{
+	int rc = sqlite3_extended_errcode(db->h), prim = rc & 0xff;
+
+	return ag_fail(e, prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB ? AG_E_CORRUPT :
+		       AG_E_INTERNAL, "%s/" AG_DB_FILE ": %s: %s", db->dir, what,
+		       sqlite3_errmsg(db->h));
+}
+
+static int exec(struct ag_db *db, const char *sql, struct ag_err *e)
+{
+	if (sqlite3_exec(db->h, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return sql_fail(db, e, sql);
+	return 0;
+}
+
+static int sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+static int lock_dir(const char *dir, unsigned int wait_s, int *fd, struct ag_err *e)
+{
+	char path[512];
+	struct timespec tick = { 0, 100 * 1000 * 1000 };
+	unsigned int tries = wait_s * 10;
+
+	snprintf(path, sizeof(path), "%s/lock", dir);
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (*fd < 0)
+		return ag_fail(e, AG_E_INTERNAL, "%s: %s", path, strerror(errno));
+	while (flock(*fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK || !tries--) {
+			close(*fd);
+			*fd = -1;
+			return ag_fail(e, AG_E_BUSY, "%s: in use by another sluiced (the daemon, or a console command)%s",
+				       dir, wait_s ? ", waited" : "");
+		}
+		nanosleep(&tick, NULL);
+	}
+	return 0;
+}
+
+static int open_handle(struct ag_db *db, const char *path, int flags, struct ag_err *e)
+{
+	if (sqlite3_open_v2(path, &db->h, flags | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+		ag_fail(e, AG_E_INTERNAL, "%s: %s", path, db->h ? sqlite3_errmsg(db->h) : "out of memory");
+		sqlite3_close(db->h);
+		db->h = NULL;
+		return -1;
+	}
+	sqlite3_busy_timeout(db->h, 10000);
+	sqlite3_extended_result_codes(db->h, 1);
+	return 0;
+}
+
+/* An existing database: SQLite's own check, then ours. Reads only. */
+static int check_existing(struct ag_db *db, struct ag_err *e)
+{
+	sqlite3_stmt *st = NULL;
+	const char *fmt = NULL, *ver = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(db->h, "PRAGMA quick_check", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		sql_fail(db, e, "quick_check");
+		e->code = AG_E_CORRUPT;
+		goto out;
+	}
+	if (strcmp((const char *)sqlite3_column_text(st, 0), "ok")) {
+		ag_fail(e, AG_E_CORRUPT, "%s/" AG_DB_FILE ": quick_check: %s", db->dir,
+			(const char *)sqlite3_column_text(st, 0));
+		goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (sqlite3_prepare_v2(db->h, "SELECT (SELECT value FROM meta WHERE key = 'format'),"
+			       " (SELECT value FROM meta WHERE key = 'version')", -1, &st,
+			       NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
+		sql_fail(db, e, "reading its format");
+		e->code = AG_E_CORRUPT;
+		goto out;
+	}
+	fmt = (const char *)sqlite3_column_text(st, 0);
+	ver = (const char *)sqlite3_column_text(st, 1);
+	if (!fmt || !ver || strcmp(fmt, FORMAT) || strcmp(ver, SCHEMA_VERSION)) {
+		ag_fail(e, AG_E_CORRUPT, "%s/" AG_DB_FILE ": not a sluice state of version " SCHEMA_VERSION,
+			db->dir);
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/*
+ * SQLite syncs the directory when it makes the WAL file; at the last close
+ * the WAL is written back into state.db and removed.
+ */
+static int configure(struct ag_db *db, struct ag_err *e)
+{
+	return exec(db, "PRAGMA journal_mode=WAL", e) || exec(db, "PRAGMA synchronous=FULL", e);
+}
+
+static int import_legacy(struct ag_db *db, struct ag_err *e);
+
+int ag_db_open(struct ag_db **out, const char *dir, unsigned int lock_wait_s, struct ag_err *e)
+{
+	struct ag_db *db = calloc(1, sizeof(*db));
+	char path[512];
+	bool exists;
+
+	*out = NULL;
+	if (!db || !(db->dir = strdup(dir))) {
+		free(db);
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	}
+	db->lock_fd = -1;
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		ag_fail(e, AG_E_INTERNAL, "%s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	if (lock_dir(dir, lock_wait_s, &db->lock_fd, e))
+		goto fail;
+	snprintf(path, sizeof(path), "%s/" AG_DB_FILE, dir);
+	exists = access(path, F_OK) == 0;
+	if (!exists && import_legacy(db, e))
+		goto fail;
+	exists = access(path, F_OK) == 0;
+	if (open_handle(db, path, SQLITE_OPEN_READWRITE | (exists ? 0 : SQLITE_OPEN_CREATE), e))
+		goto fail;
+	if (exists ? check_existing(db, e) || configure(db, e) :
+		     configure(db, e) || exec(db, "BEGIN IMMEDIATE", e) || exec(db, schema, e) ||
+		     exec(db, "COMMIT", e))
+		goto fail;
+	if (sync_dir(dir)) {
+		ag_fail(e, AG_E_INTERNAL, "%s: syncing the directory: %s", dir, strerror(errno));
+		goto fail;
+	}
+	*out = db;
+	return 0;
+fail:
+	ag_db_close(db);
+	return -1;
+}
+
+int ag_db_open_readonly(struct ag_db **out, const char *dir, struct ag_err *e)
+{
+	struct ag_db *db = calloc(1, sizeof(*db));
+	char path[512];
+
+	*out = NULL;
+	if (!db || !(db->dir = strdup(dir))) {
+		free(db);
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	}
+	db->lock_fd = -1;
+	db->broken = true;	/* never written through */
+	snprintf(path, sizeof(path), "%s/" AG_DB_FILE, dir);
+	if (access(path, F_OK)) {
+		ag_fail(e, AG_E_NOTFOUND, "%s: no state yet", path);
+		goto fail;
+	}
+	if (open_handle(db, path, SQLITE_OPEN_READONLY, e) || check_existing(db, e))
+		goto fail;
+	*out = db;
+	return 0;
+fail:
+	ag_db_close(db);
+	return -1;
+}
+
+void ag_db_close(struct ag_db *db)
+{
+	if (!db)
+		return;
+	sqlite3_close(db->h);
+	if (db->lock_fd >= 0)
+		close(db->lock_fd);
+	free(db->dir);
+	free(db);
+}
+
+int ag_db_begin(struct ag_db *db, struct ag_err *e)
+{
+	if (db->broken)
+		return ag_fail(e, AG_E_UNKNOWN, "%s/" AG_DB_FILE ": a change failed mid-commit; no more changes until sluiced restarts and reads what is on disk",
+			       db->dir);
+	return exec(db, "BEGIN IMMEDIATE", e);
+}
+
+int ag_db_commit(struct ag_db *db, struct ag_err *e)
+{
+	int prim;
+
+	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+		return 0;
+	prim = sqlite3_extended_errcode(db->h) & 0xff;
+	if (prim == SQLITE_BUSY || prim == SQLITE_FULL) {
+		sql_fail(db, e, "commit");
+		ag_db_rollback(db);
+		return -1;
+	}
+	/* after an I/O error nobody knows what reached the disk */
+	db->broken = true;
+	ag_fail(e, AG_E_UNKNOWN, "%s/" AG_DB_FILE ": commit: %s; whether the change is on disk is not known, and no more are taken until sluiced restarts and reads it",
+		db->dir, sqlite3_errmsg(db->h));
+	ag_db_rollback(db);
+	return -1;
+}
+
+void ag_db_rollback(struct ag_db *db)
+{
+	if (!sqlite3_get_autocommit(db->h))
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static uint32_t crc_of(const char *const *fields, size_t n)
+{
+	uint32_t crc = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i)
+			crc = ag_crc32c(crc, SEP, 1);
+		crc = ag_crc32c(crc, fields[i], strlen(fields[i]));
+	}
+	return crc;
+}
+
+/* Run one statement with text parameters; the crc of them is bound last when with_crc. */
+static int run(struct ag_db *db, const char *sql, const char *const *p, size_t n, bool with_crc,
+	       struct ag_err *e)
+{
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
+		return sql_fail(db, e, "prepare");
+	for (i = 0; i < n; i++)
+		sqlite3_bind_text(st, (int)i + 1, p[i], -1, SQLITE_STATIC);
+	if (with_crc)
+		sqlite3_bind_int64(st, (int)n + 1, crc_of(p, n));
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_fail(db, e, "write");
+	return 0;
+}
+
+int ag_db_put_pool(struct ag_db *db, const struct ag_pool *p, struct ag_err *e)
+{
+	char ext[24];
+	const char *f[] = { p->name, p->device, ext };
+
+	snprintf(ext, sizeof(ext), "%" PRIu64, p->extents);
+	return run(db, "INSERT OR REPLACE INTO pools VALUES(?, ?, CAST(?3 AS INTEGER), ?4)", f, 3,
+		   true, e);
+}
+
+int ag_db_put_tenant(struct ag_db *db, const struct ag_tenant *t, struct ag_err *e)
+{
+	const char *f[] = { t->id, t->token_sha256, t->ceilings ? t->ceilings : "{}" };
+
+	return run(db, "INSERT OR REPLACE INTO tenants VALUES(?, ?, ?, ?)", f, 3, true, e);
+}
+
+int ag_db_del_tenant(struct ag_db *db, const char *id, struct ag_err *e)
+{
+	const char *f[] = { id };
+
+	return run(db, "DELETE FROM tenants WHERE id = ?", f, 1, false, e);
+}
+
+int ag_db_put_volume(struct ag_db *db, const struct ag_volume *v, struct ag_err *e)
+{
+	char size[24], wiped[24], since[24], *runs = malloc(v->nr_runs * 44 + 1);
+	const char *f[] = { v->id, v->tenant, v->pool, size, runs, v->policy, v->apolicy,
+			    v->deleting ? "deleting" : "ready", wiped, since };
+	size_t i, off = 0;
+	int rc;
+
+	if (!runs)
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	runs[0] = '\0';
+	for (i = 0; i < v->nr_runs; i++)
+		off += (size_t)sprintf(runs + off, "%s%" PRIu64 ":%" PRIu64, i ? "," : "",
+				       v->runs[i].start, v->runs[i].count);
+	snprintf(size, sizeof(size), "%" PRIu64, v->size);
+	snprintf(wiped, sizeof(wiped), "%" PRIu64, v->wiped);
+	snprintf(since, sizeof(since), "%" PRId64, v->deleting_since);
+	rc = run(db, "INSERT OR REPLACE INTO volumes VALUES(?, ?, ?, CAST(?4 AS INTEGER), ?, ?, ?, ?,"
+		 " CAST(?9 AS INTEGER), CAST(?10 AS INTEGER), ?11)", f, 10, true, e);
+	free(runs);
+	return rc;
+}
+
+int ag_db_del_volume(struct ag_db *db, const char *id, struct ag_err *e)
+{
+	const char *f[] = { id };
+
+	return run(db, "DELETE FROM volumes WHERE id = ?", f, 1, false, e);
+}
+
+int ag_db_clear(struct ag_db *db, struct ag_err *e)
+{
+	return exec(db, "DELETE FROM volumes; DELETE FROM tenants; DELETE FROM pools;", e);
+}
+
+int ag_db_put_model(struct ag_db *db, const struct ag_model *m, struct ag_err *e)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_pools; i++)
+		if (ag_db_put_pool(db, &m->pools[i], e))
+			return -1;
+	for (i = 0; i < m->nr_tenants; i++)
+		if (ag_db_put_tenant(db, &m->tenants[i], e))
+			return -1;
+	for (i = 0; i < m->nr_vols; i++)
+		if (ag_db_put_volume(db, &m->vols[i], e))
+			return -1;
+	return 0;
+}
+
+/*
+ * Each row of a query, its text columns checked against its last (the crc),
+ * added to an object of objects under its first column by the names given.
+ * Integer columns are named with a leading '#'.
+ */
+static int read_rows(struct ag_db *db, const char *sql, const char *const *names, int n,
+		     json_t *into, struct ag_err *e)
+{
+	sqlite3_stmt *st = NULL;
+	const char *f[16];
+	int rc, i;
+
+	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
+		return sql_fail(db, e, "prepare");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *row = json_object();
+
+		for (i = 0; i < n; i++) {
+			f[i] = (const char *)sqlite3_column_text(st, i);
+			if (!f[i]) {
+				json_decref(row);
+				sqlite3_finalize(st);
+				return ag_fail(e, AG_E_CORRUPT, "%s/" AG_DB_FILE ": a NULL field", db->dir);
+			}
+		}
+		if ((uint32_t)sqlite3_column_int64(st, n) != crc_of(f, (size_t)n)) {
+			json_decref(row);
+			ag_fail(e, AG_E_CORRUPT, "%s/" AG_DB_FILE ": row %.64s: checksum mismatch (corrupt)",
+				db->dir, f[0]);
+			sqlite3_finalize(st);
+			return -1;
+		}
+		for (i = 1; i < n; i++) {
+			if (names[i][0] == '#')
+				json_object_set_new(row, names[i] + 1,
+						    json_integer(sqlite3_column_int64(st, i)));
+			else if (names[i][0] == '@')
+				json_object_set_new(row, names[i] + 1, json_loads(f[i], 0, NULL));
+			else
+				json_object_set_new(row, names[i], json_string(f[i]));
+		}
+		json_object_set_new(into, f[0], row);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_fail(db, e, "read");
+	return 0;
+}
+
+/* "<first>:<count>,..." as the document's [[first, count], ...]. */
+static int runs_to_json(json_t *vols, struct ag_err *e)
+{
+	const char *id;
+	json_t *v;
+
+	json_object_foreach(vols, id, v) {
+		const char *text = json_string_value(json_object_get(v, "runs"));
+		json_t *a = json_array();
+		unsigned long long s, c;
+		int used;
+
+		while (text && *text) {
+			if (sscanf(text, "%llu:%llu%n", &s, &c, &used) != 2) {
+				json_decref(a);
+				return ag_fail(e, AG_E_CORRUPT, "state: bad runs of volume %s", id);
+			}
+			json_array_append_new(a, json_pack("[I, I]", (json_int_t)s, (json_int_t)c));
+			text += used;
+			if (*text == ',')
+				text++;
+		}
+		json_object_set_new(v, "runs", a);
+	}
+	return 0;
+}
+
+int ag_db_load(struct ag_db *db, struct ag_model *m, struct ag_err *e)
+{
+	static const char *const pool_f[] = { "name", "device", "#extents" };
+	static const char *const tenant_f[] = { "id", "token_sha256", "@ceilings" };
+	static const char *const vol_f[] = { "id", "tenant", "pool", "#size", "runs", "policy",
+					     "agent_policy", "state", "#wiped", "#deleting_since" };
+	json_t *state = json_pack("{s:{}, s:{}, s:{}}", "pools", "tenants", "volumes");
+	char err[400];
+	int rc = -1;
+
+	memset(m, 0, sizeof(*m));
+	if (!state)
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	if (exec(db, "BEGIN", e))
+		goto out;
+	rc = read_rows(db, "SELECT name, device, extents, crc FROM pools", pool_f, 3,
+		       json_object_get(state, "pools"), e) ||
+	     read_rows(db, "SELECT id, token_sha256, ceilings, crc FROM tenants", tenant_f, 3,
+		       json_object_get(state, "tenants"), e) ||
+	     read_rows(db, "SELECT id, tenant, pool, size, runs, policy, agent_policy, state, wiped,"
+		       " deleting_since, crc FROM volumes", vol_f, 10, json_object_get(state, "volumes"), e) ||
+	     runs_to_json(json_object_get(state, "volumes"), e) ? -1 : 0;
+	sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
+	if (rc)
+		goto out;
+	/* the same rules as an imported document: ids, policies, extents shared or out of range */
+	if (ag_model_from_json(m, state, err, sizeof(err))) {
+		rc = ag_fail(e, AG_E_CORRUPT, "%s/" AG_DB_FILE ": %s", db->dir, err);
+		goto out;
+	}
+	rc = 0;
+out:
+	json_decref(state);
+	return rc;
+}
+
+/*
+ * The earlier format's document, state.json, into a new state.db: built in
+ * state.db.tmp, synced, renamed into place, the directory synced; the
+ * document is kept. Nothing happens without a document; a document that
+ * does not load is corrupt and nothing is made.
+ */
+static int import_legacy(struct ag_db *db, struct ag_err *e)
+{
+	char json_path[512], tmp[512], path[512], err[400];
+	struct ag_store store;
+	struct ag_model m;
+	struct ag_db t = { .lock_fd = -1, .dir = db->dir };
+	json_t *state = NULL;
+	int rc = -1, fd;
+
+	snprintf(json_path, sizeof(json_path), "%s/" AG_DB_LEGACY_FILE, db->dir);
+	if (access(json_path, F_OK))
+		return 0;
+	if (ag_store_open(&store, db->dir))
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	if (ag_store_load(&store, &state, err, sizeof(err))) {
+		ag_store_close(&store);
+		return ag_fail(e, AG_E_CORRUPT, "%s (not imported)", err);
+	}
+	ag_store_close(&store);
+	if (ag_model_from_json(&m, state, err, sizeof(err))) {
+		json_decref(state);
+		return ag_fail(e, AG_E_CORRUPT, "%s: %s (not imported)", json_path, err);
+	}
+	json_decref(state);
+	snprintf(tmp, sizeof(tmp), "%s/" AG_DB_FILE ".tmp", db->dir);
+	snprintf(path, sizeof(path), "%s/" AG_DB_FILE, db->dir);
+	unlink(tmp);
+	if (open_handle(&t, tmp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, e))
+		goto out;
+	if (exec(&t, "PRAGMA journal_mode=WAL", e) || exec(&t, "PRAGMA synchronous=FULL", e) ||
+	    exec(&t, "BEGIN IMMEDIATE", e) || exec(&t, schema, e) || ag_db_put_model(&t, &m, e) ||
+	    exec(&t, "COMMIT", e))
+		goto out;
+	/* closing checkpoints the WAL into the file and removes it */
+	sqlite3_close(t.h);
+	t.h = NULL;
+	fd = open(tmp, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) || close(fd) || rename(tmp, path) || sync_dir(db->dir)) {
+		ag_fail(e, AG_E_INTERNAL, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_close(t.h);
+	if (rc)
+		unlink(tmp);
+	ag_model_free(&m);
+	return rc;
+}

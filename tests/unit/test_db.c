@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The agent's SQLite store and its state: changes survive a reopen, a
+ * damaged row or file stops the agent and is never written, the directory
+ * lock keeps a second writer out, the earlier state.json is imported and
+ * kept, and a commit whose fsync fails is reported as of unknown outcome,
+ * with every later change refused.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sqlite3.h>
+
+#include "unit.h"
+#include "../../agent/ops.h"
+#include "../../agent/jobs.h"
+#include "../../agent/store.h"
+
+static char dir[64];
+
+static void fresh_dir(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/sluice-db-XXXXXX");
+	if (!mkdtemp(dir))
+		abort();
+}
+
+static void cleanup(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		abort();
+}
+
+static char *slurp(const char *name, size_t *len)
+{
+	char path[128], *buf;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "rb");
+	*len = 0;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	if (fread(buf, 1, (size_t)n, f) != (size_t)n)
+		n = 0;
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static const char *DOC =
+	"{\"pools\": {\"p0\": {\"device\": \"/dev/null\", \"extents\": 64}},"
+	" \"tenants\": {\"acme\": {\"ceilings\": {\"total_iops_sec\": 100}}},"
+	" \"volumes\": {\"v1\": {\"tenant\": \"acme\", \"pool\": \"p0\", \"size\": 67108864,"
+	" \"runs\": [[1, 1]], \"policy\": \"riops=500\", \"state\": \"ready\"}}}";
+
+/* An agent without a kernel over dir, holding DOC. */
+static int open_with_doc(struct ag_agent *a)
+{
+	struct ag_model m;
+	struct ag_err e;
+	char err[256];
+	json_t *j = json_loads(DOC, 0, NULL);
+	int rc;
+
+	if (!j || ag_model_from_json(&m, j, err, sizeof(err)))
+		return -1;
+	json_decref(j);
+	rc = ag_agent_open(a, dir, 0, false, &e) || ag_state_replace(a, &m, &e);
+	ag_model_free(&m);
+	return rc;
+}
+
+static void db_changes_survive_a_reopen(void)
+{
+	struct ag_volume_spec s = { .id = "v2", .tenant = "acme", .pool = "p0",
+				    .size = 128 << 20, .policy = "wiops=7", .apolicy = "" };
+	struct ag_agent a;
+	struct ag_err e;
+	const struct ag_volume *v;
+
+	fresh_dir();
+	CHECK(open_with_doc(&a) == 0);
+	CHECK(ag_volume_create(&a, &s, &e) == 0);
+	CHECK(ag_volume_change(&a, "v1", 192 << 20, "riops=9", "", &e) == 0);
+	CHECK(ag_tenant_create(&a, "other", "", "{}", &e) == 0);
+	ag_agent_close(&a);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
+	v = ag_state_volume(&a.st, "v2");
+	CHECK(v && v->size == 128 << 20 && !strcmp(v->policy, "wiops=7") && v->nr_runs == 1);
+	v = ag_state_volume(&a.st, "v1");
+	CHECK(v && v->size == 192 << 20 && !strcmp(v->policy, "riops=9"));
+	CHECK(ag_state_tenant(&a.st, "other") && ag_state_tenant(&a.st, "acme")->nr_volumes == 2);
+	/* 1 label + 3 extents of v1 + 2 of v2 */
+	CHECK_EQ_U64(ag_pool_used(ag_state_pool(&a.st, "p0")), 5);
+	/* a delete keeps the name and the extents until its job is done */
+	CHECK(ag_volume_delete(&a, "v2", &e) == 0);
+	CHECK(ag_volume_create(&a, &s, &e) == -1 && e.code == AG_E_EXISTS);
+	CHECK(ag_jobs_run_deletes(&a, &e) == 0);
+	CHECK(!ag_state_volume(&a.st, "v2"));
+	CHECK_EQ_U64(ag_pool_used(ag_state_pool(&a.st, "p0")), 3);
+	ag_agent_close(&a);
+	cleanup();
+}
+
+/* A row changed behind the agent's back: its checksum gives it away. */
+static void db_damaged_row_stops_the_agent_and_is_kept(void)
+{
+	struct ag_agent a;
+	struct ag_err e;
+	char path[128], *before, *after;
+	size_t blen, alen;
+	sqlite3 *h;
+
+	fresh_dir();
+	CHECK(open_with_doc(&a) == 0);
+	ag_agent_close(&a);
+	snprintf(path, sizeof(path), "%s/state.db", dir);
+	CHECK(sqlite3_open(path, &h) == SQLITE_OK);
+	CHECK(sqlite3_exec(h, "UPDATE volumes SET policy = 'riops=501'", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(h);
+	before = slurp("state.db", &blen);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == -1);
+	CHECK(e.code == AG_E_CORRUPT && strstr(e.msg, "checksum"));
+	after = slurp("state.db", &alen);
+	CHECK(blen == alen && !memcmp(before, after, blen));
+	free(before);
+	free(after);
+	cleanup();
+}
+
+static void db_garbage_file_stops_the_agent_and_is_kept(void)
+{
+	struct ag_agent a;
+	struct ag_err e;
+	char path[128], junk[8192], *after;
+	size_t alen;
+	FILE *f;
+
+	fresh_dir();
+	memset(junk, 'x', sizeof(junk));
+	snprintf(path, sizeof(path), "%s/state.db", dir);
+	f = fopen(path, "wb");
+	CHECK(f && fwrite(junk, 1, sizeof(junk), f) == sizeof(junk));
+	fclose(f);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == -1);
+	CHECK(e.code == AG_E_CORRUPT);
+	after = slurp("state.db", &alen);
+	CHECK(alen == sizeof(junk) && !memcmp(after, junk, alen));
+	free(after);
+	cleanup();
+}
+
+struct holder {
+	struct ag_agent *a;
+	unsigned int ms;
+};
+
+static void *close_later(void *arg)
+{
+	struct holder *h = arg;
+
+	usleep(h->ms * 1000);
+	ag_agent_close(h->a);
+	return NULL;
+}
+
+/* A console command beside the daemon is refused, or waits for the lock. */
+static void db_lock_keeps_a_second_writer_out(void)
+{
+	struct ag_agent a, b;
+	struct holder h = { &a, 300 };
+	struct ag_err e;
+	pthread_t t;
+
+	fresh_dir();
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
+	CHECK(ag_agent_open(&b, dir, 0, false, &e) == -1);
+	CHECK(e.code == AG_E_BUSY && strstr(e.msg, "in use"));
+	CHECK(pthread_create(&t, NULL, close_later, &h) == 0);
+	CHECK(ag_agent_open(&b, dir, 5, false, &e) == 0);
+	pthread_join(t, NULL);
+	ag_agent_close(&b);
+	cleanup();
+}
+
+/* The store's earlier format is imported at the first open and kept. */
+static void db_imports_state_json_and_keeps_it(void)
+{
+	struct ag_store s;
+	struct ag_agent a;
+	struct ag_err e;
+	char err[256], *before, *after;
+	size_t blen, alen;
+	json_t *j = json_loads(DOC, 0, NULL);
+
+	fresh_dir();
+	CHECK(j && ag_store_open(&s, dir) == 0 && ag_store_save(&s, j, err, sizeof(err)) == 0);
+	ag_store_close(&s);
+	json_decref(j);
+	before = slurp("state.json", &blen);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
+	CHECK(ag_state_volume(&a.st, "v1") && !strcmp(ag_state_volume(&a.st, "v1")->policy, "riops=500"));
+	CHECK(!strcmp(ag_state_tenant(&a.st, "acme")->ceilings, "{\"total_iops_sec\":100}"));
+	CHECK(ag_tenant_delete(&a, "acme", &e) == -1 && e.code == AG_E_BUSY);
+	ag_agent_close(&a);
+	after = slurp("state.json", &alen);
+	CHECK(before && blen == alen && !memcmp(before, after, blen));
+	free(before);
+	free(after);
+	/* imported once: a change is not undone by the document at the next open */
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
+	CHECK(ag_volume_change(&a, "v1", 0, "riops=7", "", &e) == 0);
+	ag_agent_close(&a);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
+	CHECK(!strcmp(ag_state_volume(&a.st, "v1")->policy, "riops=7"));
+	ag_agent_close(&a);
+	cleanup();
+}
+
+static void db_corrupt_state_json_is_not_imported(void)
+{
+	struct ag_agent a;
+	struct ag_err e;
+	char path[128];
+	FILE *f;
+
+	fresh_dir();
+	snprintf(path, sizeof(path), "%s/state.json", dir);
+	f = fopen(path, "w");
+	CHECK(f);
+	fputs("{\"format\": \"sluice-state\", \"version\": 1, \"generation\": 1, \"checksum\": \"0\", \"state\": {}}", f);
+	fclose(f);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == -1 && e.code == AG_E_CORRUPT);
+	snprintf(path, sizeof(path), "%s/state.db", dir);
+	CHECK(access(path, F_OK) != 0);
+	cleanup();
+}
+
+/*
+ * fsync and fdatasync, failing on demand: what a disk that loses a write
+ * looks like to SQLite (these definitions take the place of the C
+ * library's for the whole program, SQLite's calls included).
+ */
+static int fail_sync;
+
+int fsync(int fd)
+{
+	if (fail_sync) {
+		errno = EIO;
+		return -1;
+	}
+	return (int)syscall(SYS_fsync, fd);
+}
+
+int fdatasync(int fd)
+{
+	if (fail_sync) {
+		errno = EIO;
+		return -1;
+	}
+	return (int)syscall(SYS_fdatasync, fd);
+}
+
+static void db_failed_fsync_is_an_unknown_outcome(void)
+{
+	struct ag_volume_spec s = { .id = "v2", .tenant = "acme", .pool = "p0",
+				    .size = 64 << 20, .policy = "", .apolicy = "" };
+	struct ag_agent a;
+	struct ag_err e;
+	bool on_disk;
+
+	fresh_dir();
+	CHECK(open_with_doc(&a) == 0);
+	fail_sync = 1;
+	/* a grow that would have lengthened v1's run in place: its extent is given back */
+	CHECK(ag_volume_change(&a, "v1", 128 << 20, NULL, NULL, &e) == -1);
+	CHECK(e.code == AG_E_UNKNOWN);
+	CHECK_EQ_U64(ag_pool_used(ag_state_pool(&a.st, "p0")), 1);
+	CHECK(ag_state_volume(&a.st, "v1")->size == 64 << 20);
+	/* the state takes nothing more, and no later change is taken */
+	CHECK(ag_volume_create(&a, &s, &e) == -1 && e.code == AG_E_UNKNOWN);
+	CHECK(!ag_state_volume(&a.st, "v2"));
+	fail_sync = 0;
+	CHECK(ag_volume_change(&a, "v1", 0, "riops=9", "", &e) == -1 && e.code == AG_E_UNKNOWN);
+	CHECK(ag_tenant_create(&a, "t9", "", "{}", &e) == -1 && e.code == AG_E_UNKNOWN);
+	ag_agent_close(&a);
+	/* opened again, the agent has what is on disk, and it holds together */
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
+	on_disk = ag_state_volume(&a.st, "v1")->size == 128 << 20;
+	CHECK(!ag_state_volume(&a.st, "v2"));
+	CHECK_EQ_U64(ag_pool_used(ag_state_pool(&a.st, "p0")), on_disk ? 2 : 1);
+	CHECK(!strcmp(ag_state_volume(&a.st, "v1")->policy, "riops=500"));
+	CHECK(ag_tenant_create(&a, "t9", "", "{}", &e) == 0);
+	ag_agent_close(&a);
+	cleanup();
+}
+
+static const struct unit_test tests[] = {
+	UNIT_TEST(db_changes_survive_a_reopen),
+	UNIT_TEST(db_damaged_row_stops_the_agent_and_is_kept),
+	UNIT_TEST(db_garbage_file_stops_the_agent_and_is_kept),
+	UNIT_TEST(db_lock_keeps_a_second_writer_out),
+	UNIT_TEST(db_imports_state_json_and_keeps_it),
+	UNIT_TEST(db_corrupt_state_json_is_not_imported),
+	UNIT_TEST(db_failed_fsync_is_an_unknown_outcome),
+};
+
+UNIT_MAIN("db", tests)

@@ -18,7 +18,7 @@ $(SLUICED): $(AGENT_SRC) $(AGENT_HDR)
 		$(PKG_LDFLAGS) $(AGENT_LIBS)
 
 agent: deps
-	@$(MAKE) --no-print-directory $(SLUICED) $(SLUICECTL) $(FUZZ_API) $(BLKOP) $(TRICKLE)
+	@$(MAKE) --no-print-directory $(SLUICED) $(SLUICECTL) $(FUZZ_API) $(BLKOP) $(TRICKLE) $(LOAD)
 
 # A guest test tool: block operations busybox cannot issue (tests/vm/tools).
 BLKOP := $(BUILD)/bin/sluice-blkop
@@ -31,6 +31,12 @@ TRICKLE := $(BUILD)/bin/sluice-trickle
 $(TRICKLE): $(ROOT)/tests/vm/tools/sluice-trickle.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $<
+
+# A bench tool: API load over keep-alive connections (tests/vm/tools).
+LOAD := $(BUILD)/bin/sluice-load
+$(LOAD): $(ROOT)/tests/vm/tools/sluice-load.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $< -lpthread
 
 # The API's client.
 SLUICECTL := $(BUILD)/bin/sluicectl

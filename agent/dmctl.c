@@ -132,15 +132,6 @@ static bool name_has_prefix(const char *name, const void *prefix)
 	return !strncmp(name, prefix, strlen(prefix));
 }
 
-/* A volume's two devices: AG_DM_PREFIX<id> and AG_DM_PREFIX<id>-data. */
-static bool name_of_volume(const char *name, const void *id)
-{
-	size_t pl = strlen(AG_DM_PREFIX), il = strlen(id);
-
-	return !strncmp(name, AG_DM_PREFIX, pl) && !strncmp(name + pl, id, il) &&
-	       (!name[pl + il] || !strcmp(name + pl + il, "-data"));
-}
-
 static int list(bool (*match)(const char *, const void *), const void *arg,
 		struct ag_have **out, size_t *n)
 {
@@ -200,9 +191,61 @@ int ag_dm_list(const char *prefix, struct ag_have **out, size_t *n)
 	return list(name_has_prefix, prefix, out, n);
 }
 
+/*
+ * One device by its name, if it exists (DM_DEVICE_INFO answers "none"
+ * without an error), with its table: a lookup, whatever the number of
+ * devices. 1 found, 0 none, -1 an error.
+ */
+static int device_of(const char *name, struct ag_have *h)
+{
+	struct dm_task *t = task(DM_DEVICE_INFO, name);
+	struct dm_info info;
+	int rc = -1;
+
+	if (!t || run(t) || !dm_task_get_info(t, &info))
+		goto out;
+	rc = 0;
+	if (!info.exists)
+		goto out;
+	h->major = (unsigned int)info.major;
+	h->minor = (unsigned int)info.minor;
+	h->name = strdup(name);
+	h->table = table_of(name);
+	if (!h->name || !h->table) {
+		free((char *)h->name);
+		free((char *)h->table);
+		rc = -1;
+		goto out;
+	}
+	rc = 1;
+out:
+	if (t)
+		dm_task_destroy(t);
+	return rc;
+}
+
 int ag_dm_list_volume(const char *id, struct ag_have **out, size_t *n)
 {
-	return list(name_of_volume, id, out, n);
+	char name[2][128];
+	int i, rc;
+
+	*n = 0;
+	*out = calloc(2, sizeof(**out));
+	if (!*out)
+		return -1;
+	snprintf(name[0], sizeof(name[0]), AG_DM_PREFIX "%s-data", id);
+	snprintf(name[1], sizeof(name[1]), AG_DM_PREFIX "%s", id);
+	for (i = 0; i < 2; i++) {
+		rc = device_of(name[i], &(*out)[*n]);
+		if (rc < 0) {
+			ag_dm_list_free(*out, *n);
+			*out = NULL;
+			*n = 0;
+			return -1;
+		}
+		*n += (size_t)rc;
+	}
+	return 0;
 }
 
 void ag_dm_list_free(struct ag_have *h, size_t n)

@@ -16,7 +16,7 @@ void ag_dm_init(void);
 
 /* The devices whose name starts with prefix, with their live tables. */
 int ag_dm_list(const char *prefix, struct ag_have **out, size_t *n);
-/* Only the two devices of volume id (one list call, two table reads). */
+/* Only the two devices of volume id, looked up by name (no list of all devices). */
 int ag_dm_list_volume(const char *id, struct ag_have **out, size_t *n);
 void ag_dm_list_free(struct ag_have *h, size_t n);
 

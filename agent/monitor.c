@@ -21,10 +21,18 @@
 #define VMSTAT_BUF 16384
 #define FILE_BUF 4096
 #define UNKNOWN (-1)
+/*
+ * Files are opened, read and closed by the ring itself, into its own table
+ * of SLOTS files (not the process's): a batch of SLOTS at a time, three
+ * linked requests each. The monitor holds no descriptor per volume.
+ */
+#define SLOTS 64
+#define RING_ENTRIES 256	/* 3 * SLOTS, vmstat and the tick */
 
-/* A file read every tick. */
+/* A file read every tick: by its open descriptor (vmstat), or by its path. */
 struct source {
 	int fd;
+	char *path;
 	char *buf;
 	size_t cap;
 	int len;		/* of the last read; < 0 an error */
@@ -35,8 +43,7 @@ struct vol {
 	char tenant[AG_ID_MAX + 1];
 	unsigned int major, minor;
 	bool present;		/* its device exists */
-	struct source bdi;	/* debugfs stats; fd -1 without */
-	int ratio_fd;		/* /sys/class/bdi/<maj:min>/max_ratio */
+	struct source bdi;	/* debugfs stats; no path without the device */
 	uint64_t dirty_max;
 	int ratio;		/* as last written; -1 never */
 	int64_t dirty, writeback, bdi_thresh;
@@ -44,7 +51,7 @@ struct vol {
 
 struct tenant {
 	char id[AG_ID_MAX + 1];
-	struct source stat;	/* memory.stat; fd -1 unmapped */
+	struct source stat;	/* memory.stat; no path unmapped */
 	int64_t file_dirty, file_writeback;
 };
 
@@ -52,11 +59,12 @@ struct ag_monitor {
 	struct ag_monitor_config cfg;
 	struct ag_state *st;
 	struct io_uring ring;
-	unsigned int ring_entries;
+	bool ring_ready;
 	struct source vmstat;
 	uint64_t gen_seen;	/* the state's generation when the volumes were read */
 	struct vol *vols;
 	size_t nr_vols;
+	struct ag_idmap by_id;	/* the volumes by id */
 	struct tenant *tenants;
 	size_t nr_tenants;
 	int64_t nr_dirty, nr_writeback, thresh, bg_thresh;	/* bytes */
@@ -78,6 +86,7 @@ static int source_open(struct source *s, const char *path, size_t cap)
 {
 	s->len = -1;
 	s->cap = cap;
+	s->path = NULL;
 	s->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->fd < 0)
 		return -1;
@@ -90,89 +99,100 @@ static int source_open(struct source *s, const char *path, size_t cap)
 	return 0;
 }
 
+/* A source read by its path (the ring opens it for each read). */
+static void source_path(struct source *s, const char *path, size_t cap)
+{
+	s->fd = -1;
+	s->len = -1;
+	s->cap = cap;
+	s->path = strdup(path);
+	s->buf = s->path ? malloc(cap) : NULL;
+	if (!s->buf) {
+		free(s->path);
+		s->path = NULL;
+	}
+}
+
 static void source_close(struct source *s)
 {
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->buf);
+	free(s->path);
 	s->fd = -1;
 	s->buf = NULL;
+	s->path = NULL;
 }
 
 static void drop_volumes(struct ag_monitor *m)
 {
-	for (size_t i = 0; i < m->nr_vols; i++) {
+	for (size_t i = 0; i < m->nr_vols; i++)
 		source_close(&m->vols[i].bdi);
-		if (m->vols[i].ratio_fd >= 0)
-			close(m->vols[i].ratio_fd);
-	}
 	for (size_t i = 0; i < m->nr_tenants; i++)
 		source_close(&m->tenants[i].stat);
 	free(m->vols);
 	free(m->tenants);
+	ag_idmap_destroy(&m->by_id);
 	m->vols = NULL;
 	m->tenants = NULL;
 	m->nr_vols = m->nr_tenants = 0;
 }
 
-static struct tenant *tenant_of(struct ag_monitor *m, const char *id)
+static int ring_init(struct ag_monitor *m, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < m->nr_tenants; i++)
-		if (!strcmp(m->tenants[i].id, id))
-			return &m->tenants[i];
-	return NULL;
-}
+	int rc = io_uring_queue_init(RING_ENTRIES, &m->ring, 0);
 
-/* The ring, large enough for one read of every source. */
-static int size_ring(struct ag_monitor *m, char *err, size_t errlen)
-{
-	unsigned int want = 8;
-	size_t need = 1 + m->nr_vols + m->nr_tenants;
-	int rc;
-
-	while (want < need)
-		want *= 2;
-	if (want <= m->ring_entries)
-		return 0;
-	if (m->ring_entries)
-		io_uring_queue_exit(&m->ring);
-	m->ring_entries = 0;
-	rc = io_uring_queue_init(want, &m->ring, 0);
 	if (rc < 0)
-		return snprintf(err, errlen, "io_uring_queue_init(%u): %s", want, strerror(-rc)), -1;
-	m->ring_entries = want;
+		return snprintf(err, errlen, "io_uring_queue_init: %s", strerror(-rc)), -1;
+	rc = io_uring_register_files_sparse(&m->ring, SLOTS);
+	if (rc < 0) {
+		io_uring_queue_exit(&m->ring);
+		return snprintf(err, errlen, "io_uring_register_files_sparse: %s", strerror(-rc)), -1;
+	}
+	m->ring_ready = true;
 	return 0;
 }
 
-/* Open what is read for one volume (its device may not exist yet). */
-/*
- * The bdi's max_ratio as it is, or -1: the volumes are read again after
- * every change, and a ratio taken as unknown was left alone when the
- * volume no longer asked for one (removing dirty_bytes_max kept it).
- */
-static int read_ratio(int fd)
+/* The bdi's max_ratio as it is, or -1 (read once, when the volume is first seen). */
+static int read_ratio(unsigned int major, unsigned int minor)
 {
-	char num[16];
+	char path[64], num[16];
 	ssize_t n;
+	int fd;
 
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/max_ratio", major, minor);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	n = pread(fd, num, sizeof(num) - 1, 0);
+	n = read(fd, num, sizeof(num) - 1);
+	close(fd);
 	if (n <= 0)
 		return -1;
 	num[n] = '\0';
 	return atoi(num);
 }
 
-static void open_volume(struct ag_monitor *m, struct vol *v)
+static int write_ratio(const struct vol *v, int ratio)
+{
+	char path[64], num[16];
+	int fd, n, rc;
+
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/max_ratio", v->major, v->minor);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = snprintf(num, sizeof(num), "%d\n", ratio);
+	rc = write(fd, num, n) == n ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
+/* Look for a volume's device (it may not exist yet); with it, its bdi's figures. */
+static void find_device(struct ag_monitor *m, struct vol *v)
 {
 	char path[512];
 	struct stat st;
 
-	v->bdi.fd = v->ratio_fd = -1;
-	v->ratio = -1;
-	v->bdi.buf = NULL;
-	v->dirty = v->writeback = v->bdi_thresh = UNKNOWN;
 	snprintf(path, sizeof(path), "/dev/mapper/sluice-%s", v->id);
 	if (stat(path, &st) || !S_ISBLK(st.st_mode))
 		return;
@@ -180,10 +200,8 @@ static void open_volume(struct ag_monitor *m, struct vol *v)
 	v->major = major(st.st_rdev);
 	v->minor = minor(st.st_rdev);
 	snprintf(path, sizeof(path), "%s/bdi/%u:%u/stats", m->cfg.debugfs, v->major, v->minor);
-	source_open(&v->bdi, path, FILE_BUF);
-	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/max_ratio", v->major, v->minor);
-	v->ratio_fd = open(path, O_RDWR | O_CLOEXEC);
-	v->ratio = read_ratio(v->ratio_fd);
+	source_path(&v->bdi, path, FILE_BUF);
+	v->ratio = read_ratio(v->major, v->minor);
 }
 
 /* What the monitor needs of a volume, copied out of the state. */
@@ -222,12 +240,37 @@ static struct vol_seen *volumes_now(struct ag_state *st, size_t *n, uint64_t *ge
 	return out;
 }
 
-/* Read the volumes again when the state has changed. */
+static void new_tenant(struct ag_monitor *m, struct tenant *t, const char *id)
+{
+	char path[512];
+
+	snprintf(t->id, sizeof(t->id), "%s", id);
+	t->stat = (struct source){ .fd = -1, .len = -1 };
+	t->file_dirty = t->file_writeback = UNKNOWN;
+	if (m->cfg.tenant_cgroup[0]) {
+		/* the configured pattern, with the tenant for its %s */
+		const char *pct = strstr(m->cfg.tenant_cgroup, "%s");
+
+		snprintf(path, sizeof(path), "%.*s%s%s/memory.stat",
+			 pct ? (int)(pct - m->cfg.tenant_cgroup) : (int)strlen(m->cfg.tenant_cgroup),
+			 m->cfg.tenant_cgroup, pct ? t->id : "", pct ? pct + 2 : "");
+		source_path(&t->stat, path, FILE_BUF);
+	}
+}
+
+/*
+ * Read the volumes again when the state has changed: a volume seen before
+ * keeps what was found of it (its device, its ratio); a new one is looked
+ * for. Each volume and tenant is found by id in constant time.
+ */
 static int refresh(struct ag_monitor *m, char *err, size_t errlen)
 {
+	struct ag_idmap tenants = { 0 };
 	struct vol_seen *seen;
+	struct vol *vols, *old;
+	struct tenant *ts;
+	size_t i, n, nt = 0;
 	uint64_t gen;
-	size_t i, n;
 
 	pthread_rwlock_rdlock(&m->st->lock);
 	gen = m->st->generation;
@@ -235,90 +278,102 @@ static int refresh(struct ag_monitor *m, char *err, size_t errlen)
 	if (m->ticks && gen == m->gen_seen)
 		goto missing;
 	seen = volumes_now(m->st, &n, &gen);
-	if (!seen)
-		return snprintf(err, errlen, "out of memory"), -1;
-	pthread_mutex_lock(&m->lock);
-	drop_volumes(m);
-	m->vols = calloc(n ? n : 1, sizeof(*m->vols));
-	m->tenants = calloc(n ? n : 1, sizeof(*m->tenants));
-	if (!m->vols || !m->tenants) {
-		pthread_mutex_unlock(&m->lock);
+	vols = calloc(n ? n : 1, sizeof(*vols));
+	ts = calloc(n ? n : 1, sizeof(*ts));
+	if (!seen || !vols || !ts) {
 		free(seen);
+		free(vols);
+		free(ts);
 		return snprintf(err, errlen, "out of memory"), -1;
 	}
+	pthread_mutex_lock(&m->lock);
 	for (i = 0; i < n; i++) {
-		const struct vol_seen *mv = &seen[i];
-		struct vol *v = &m->vols[m->nr_vols];
+		struct vol *v = &vols[i];
 		struct tenant *t;
-		char path[512];
 
-		m->nr_vols++;
-		snprintf(v->id, sizeof(v->id), "%s", mv->id);
-		snprintf(v->tenant, sizeof(v->tenant), "%s", mv->tenant);
-		v->dirty_max = mv->dirty_max;
-		open_volume(m, v);
-		if (tenant_of(m, mv->tenant))
-			continue;
-		t = &m->tenants[m->nr_tenants++];
-		snprintf(t->id, sizeof(t->id), "%s", mv->tenant);
-		t->stat.fd = -1;
-		t->file_dirty = t->file_writeback = UNKNOWN;
-		if (m->cfg.tenant_cgroup[0]) {
-			/* the configured pattern, with the tenant for its %s */
-			const char *pct = strstr(m->cfg.tenant_cgroup, "%s");
-
-			snprintf(path, sizeof(path), "%.*s%s%s/memory.stat",
-				 pct ? (int)(pct - m->cfg.tenant_cgroup) : (int)strlen(m->cfg.tenant_cgroup),
-				 m->cfg.tenant_cgroup, pct ? t->id : "", pct ? pct + 2 : "");
-			source_open(&t->stat, path, FILE_BUF);
+		old = ag_idmap_get(&m->by_id, seen[i].id);
+		if (old) {
+			*v = *old;
+			old->bdi = (struct source){ .fd = -1 };
+		} else {
+			snprintf(v->id, sizeof(v->id), "%s", seen[i].id);
+			v->bdi = (struct source){ .fd = -1, .len = -1 };
+			v->ratio = -1;
+			v->dirty = v->writeback = v->bdi_thresh = UNKNOWN;
+			find_device(m, v);
 		}
+		snprintf(v->tenant, sizeof(v->tenant), "%s", seen[i].tenant);
+		v->dirty_max = seen[i].dirty_max;
+		if (ag_idmap_get(&tenants, v->tenant))
+			continue;
+		t = &ts[nt++];
+		new_tenant(m, t, v->tenant);
+		ag_idmap_put(&tenants, t->id, t);
 	}
+	drop_volumes(m);
+	m->vols = vols;
+	m->nr_vols = n;
+	m->tenants = ts;
+	m->nr_tenants = nt;
+	for (i = 0; i < n; i++)
+		ag_idmap_put(&m->by_id, vols[i].id, &vols[i]);
 	pthread_mutex_unlock(&m->lock);
+	ag_idmap_destroy(&tenants);
 	free(seen);
 	m->gen_seen = gen;
-	return size_ring(m, err, errlen);
+	return 0;
 missing:
 	/* a volume whose device appeared since (reconcile made it) */
 	pthread_mutex_lock(&m->lock);
 	for (i = 0; i < m->nr_vols; i++)
 		if (!m->vols[i].present)
-			open_volume(m, &m->vols[i]);
+			find_device(m, &m->vols[i]);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
 }
 
-static void queue_read(struct ag_monitor *m, struct source *s, unsigned int *n)
+/* Queue a read of s: of its descriptor, or opened, read and closed by the ring in slot. */
+static void queue_read(struct ag_monitor *m, struct source *s, int slot, unsigned int *n)
 {
 	struct io_uring_sqe *sqe;
 
-	if (s->fd < 0)
-		return;
-	sqe = io_uring_get_sqe(&m->ring);
-	if (!sqe)
-		return;
-	io_uring_prep_read(sqe, s->fd, s->buf, s->cap - 1, 0);
-	/* proc, sysfs and debugfs files cannot be read without blocking: straight to a worker */
-	io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
-	io_uring_sqe_set_data(sqe, s);
 	s->len = -1;
-	(*n)++;
+	if (!s->buf)
+		return;
+	if (s->fd >= 0) {
+		sqe = io_uring_get_sqe(&m->ring);
+		io_uring_prep_read(sqe, s->fd, s->buf, s->cap - 1, 0);
+		/* proc, sysfs and debugfs files cannot be read without blocking: straight to a worker */
+		io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+		io_uring_sqe_set_data(sqe, s);
+		(*n)++;
+		return;
+	}
+	/* hard links: the close runs whatever became of the read */
+	sqe = io_uring_get_sqe(&m->ring);
+	/* a file in the ring's table: no O_CLOEXEC (it is never the process's) */
+	io_uring_prep_openat_direct(sqe, AT_FDCWD, s->path, O_RDONLY, 0, slot);
+	io_uring_sqe_set_flags(sqe, IOSQE_IO_HARDLINK | IOSQE_ASYNC);
+	io_uring_sqe_set_data(sqe, NULL);
+	sqe = io_uring_get_sqe(&m->ring);
+	io_uring_prep_read(sqe, slot, s->buf, s->cap - 1, 0);
+	io_uring_sqe_set_flags(sqe, IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK);
+	io_uring_sqe_set_data(sqe, s);
+	sqe = io_uring_get_sqe(&m->ring);
+	io_uring_prep_close_direct(sqe, slot);
+	io_uring_sqe_set_data(sqe, NULL);
+	*n += 3;
 }
 
-/*
- * Every source read once: one submission that also waits for all of them
- * (one wakeup a tick, not one a completion), then the completions.
- */
-static int read_all(struct ag_monitor *m, char *err, size_t errlen)
+/* Submit what is queued, wait for all n completions, and keep each read's length. */
+static int reap_reads(struct ag_monitor *m, unsigned int n, char *err, size_t errlen)
 {
-	unsigned int n = 0, done = 0, head, seen;
+	unsigned int done = 0, head, seen;
 	struct io_uring_cqe *cqe;
 	int rc;
 
-	queue_read(m, &m->vmstat, &n);
-	for (size_t i = 0; i < m->nr_vols; i++)
-		queue_read(m, &m->vols[i].bdi, &n);
-	for (size_t i = 0; i < m->nr_tenants; i++)
-		queue_read(m, &m->tenants[i].stat, &n);
+	if (!n)
+		return 0;
 	rc = io_uring_submit_and_wait(&m->ring, n);
 	if (rc < 0 && rc != -EINTR)
 		return snprintf(err, errlen, "io_uring_submit: %s", strerror(-rc)), -1;
@@ -333,16 +388,44 @@ static int read_all(struct ag_monitor *m, char *err, size_t errlen)
 			struct source *s = io_uring_cqe_get_data(cqe);
 
 			seen++;
+			done++;
 			if (!s)
 				continue;
 			s->len = cqe->res;
 			if (s->len >= 0)
 				s->buf[s->len] = '\0';
-			done++;
 		}
 		io_uring_cq_advance(&m->ring, seen);
 	}
 	return 0;
+}
+
+/*
+ * Every source read once: vmstat and a batch of SLOTS files in one
+ * submission that also waits for all of them (one wakeup a batch, not one a
+ * completion), then the next batch.
+ */
+static int read_all(struct ag_monitor *m, char *err, size_t errlen)
+{
+	unsigned int n = 0;
+	int slot = 0;
+	size_t i, total = m->nr_vols + m->nr_tenants;
+
+	queue_read(m, &m->vmstat, -1, &n);
+	for (i = 0; i < total; i++) {
+		struct source *s = i < m->nr_vols ? &m->vols[i].bdi : &m->tenants[i - m->nr_vols].stat;
+
+		if (!s->buf)
+			continue;
+		queue_read(m, s, slot++, &n);
+		if (slot == SLOTS) {
+			if (reap_reads(m, n, err, errlen))
+				return -1;
+			n = 0;
+			slot = 0;
+		}
+	}
+	return reap_reads(m, n, err, errlen);
 }
 
 /* The number after "<key>" (followed by a space or a colon) in text; -1 if absent. */
@@ -416,13 +499,10 @@ static void control(struct ag_monitor *m)
 	for (size_t i = 0; i < m->nr_vols; i++) {
 		struct vol *v = &m->vols[i];
 		int want = v->dirty_max ? ratio_for(v->dirty_max, m->thresh) : 100;
-		char num[16];
-		int n;
 
-		if (v->ratio_fd < 0 || want == v->ratio || (!v->dirty_max && v->ratio < 0))
+		if (!v->present || want == v->ratio || (!v->dirty_max && v->ratio < 0))
 			continue;
-		n = snprintf(num, sizeof(num), "%d\n", want);
-		if (pwrite(v->ratio_fd, num, n, 0) == n) {
+		if (!write_ratio(v, want)) {
 			if (v->ratio != want)
 				ag_log("info", "volume %s: bdi %u:%u max_ratio %d (dirty_bytes_max %" PRIu64
 				       ", threshold %" PRId64 ")", v->id, v->major, v->minor, want,
@@ -493,7 +573,7 @@ int ag_monitor_open(struct ag_monitor **mp, struct ag_state *st,
 		free(m);
 		return -1;
 	}
-	if (size_ring(m, err, errlen)) {
+	if (ring_init(m, err, errlen)) {
 		source_close(&m->vmstat);
 		free(m);
 		return -1;
@@ -538,7 +618,7 @@ void ag_monitor_close(struct ag_monitor *m)
 	}
 	drop_volumes(m);
 	source_close(&m->vmstat);
-	if (m->ring_entries)
+	if (m->ring_ready)
 		io_uring_queue_exit(&m->ring);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
@@ -567,9 +647,12 @@ json_t *ag_monitor_volume_json(struct ag_monitor *m, const char *id)
 	if (!m)
 		return NULL;
 	pthread_mutex_lock(&m->lock);
-	for (size_t i = 0; m->ticks && i < m->nr_vols; i++)
-		if (!strcmp(m->vols[i].id, id))
-			j = vol_json(&m->vols[i]);
+	if (m->ticks) {
+		const struct vol *v = ag_idmap_get(&m->by_id, id);
+
+		if (v)
+			j = vol_json(v);
+	}
 	pthread_mutex_unlock(&m->lock);
 	return j;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The dirty monitor: every tick it reads, through one io_uring submission
- * of reads at offset 0 on descriptors opened beforehand,
+ * The dirty monitor: every tick it reads, through io_uring (a submission
+ * for each batch of 64 files, each file opened, read and closed by the ring
+ * into its own table: the monitor holds no descriptor per volume, 4 in all),
  * - /proc/vmstat: nr_dirty, nr_writeback and the global thresholds
  *   (nr_dirty_threshold, nr_dirty_background_threshold);
  * - for every volume, its bdi's figures in debugfs

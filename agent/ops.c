@@ -557,10 +557,15 @@ static void snapshot_free(struct want_vol *w, size_t n)
 	free(w);
 }
 
-/* The wanted tables of the volumes, from their records and the live devices. */
-static int wants(const struct want_vol *vols, size_t n, struct ag_want *w, char (*tables)[2][8192],
-		 const struct ag_have *have, size_t nhave, struct ag_err *e)
+/*
+ * The wanted tables of the volumes, from their records and the live
+ * devices, each a malloc'd string (wants_free).
+ */
+static int wants(const struct want_vol *vols, size_t n, struct ag_want *w,
+		 const struct ag_have *const *have, size_t nhave, struct ag_err *e)
 {
+	const struct ag_have *hd;
+	char table[8192];
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -568,24 +573,28 @@ static int wants(const struct want_vol *vols, size_t n, struct ag_want *w, char 
 		char pool_devno[32], data_devno[160], data[128];
 		struct stat st;
 
-		w[i] = (struct ag_want){ v->id, tables[i][0], tables[i][1], v->deleting };
+		w[i] = (struct ag_want){ v->id, NULL, NULL, v->deleting };
 		if (v->deleting)
 			continue;
 		if (stat(vols[i].pool_device, &st) || !S_ISBLK(st.st_mode))
 			return ag_fail(e, AG_E_INTERNAL, "pool %s: %s is not a block device", v->pool,
 				       vols[i].pool_device);
 		snprintf(pool_devno, sizeof(pool_devno), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
-		if (ag_data_table(v, pool_devno, tables[i][0], sizeof(tables[i][0])))
+		if (ag_data_table(v, pool_devno, table, sizeof(table)))
 			return ag_fail(e, AG_E_INTERNAL, "volume %s: table too long", v->id);
+		w[i].data_table = strdup(table);
 		/* the kernel prints the device below as maj:min once it exists */
 		snprintf(data, sizeof(data), AG_DM_PREFIX "%s-data", v->id);
-		snprintf(data_devno, sizeof(data_devno), "/dev/mapper/%s", data);
-		for (size_t h = 0; h < nhave; h++)
-			if (!strcmp(have[h].name, data))
-				snprintf(data_devno, sizeof(data_devno), "%u:%u", have[h].major,
-					 have[h].minor);
-		if (ag_sluice_table(v, data_devno, tables[i][1], sizeof(tables[i][1])))
+		hd = ag_have_find(have, nhave, data);
+		if (hd)
+			snprintf(data_devno, sizeof(data_devno), "%u:%u", hd->major, hd->minor);
+		else
+			snprintf(data_devno, sizeof(data_devno), "/dev/mapper/%s", data);
+		if (ag_sluice_table(v, data_devno, table, sizeof(table)))
 			return ag_fail(e, AG_E_INTERNAL, "volume %s: bad policy", v->id);
+		w[i].sluice_table = strdup(table);
+		if (!w[i].data_table || !w[i].sluice_table)
+			return ag_fail(e, AG_E_INTERNAL, "out of memory");
 	}
 	return 0;
 }
@@ -616,12 +625,13 @@ static int plan_for(const struct want_vol *vols, size_t n, const char *only, str
 		    size_t *na, struct ag_err *e)
 {
 	struct ag_want *w = calloc(n + 1, sizeof(*w));
-	char (*tables)[2][8192] = calloc(n + 1, sizeof(*tables));
+
 	struct ag_have *have = NULL;
+	const struct ag_have **index = NULL;
 	size_t nh = 0;
 	int rc = -1;
 
-	if (!w || !tables) {
+	if (!w) {
 		ag_fail(e, AG_E_INTERNAL, "out of memory");
 		goto out;
 	}
@@ -629,7 +639,11 @@ static int plan_for(const struct want_vol *vols, size_t n, const char *only, str
 		ag_fail(e, AG_E_INTERNAL, "cannot list dm devices");
 		goto out;
 	}
-	if (wants(vols, n, w, tables, have, nh, e))
+	if (ag_have_index(have, nh, &index)) {
+		ag_fail(e, AG_E_INTERNAL, "out of memory");
+		goto out;
+	}
+	if (wants(vols, n, w, index, nh, e))
 		goto out;
 	if (ag_plan(w, n, have, nh, acts, na)) {
 		ag_fail(e, AG_E_INTERNAL, "out of memory");
@@ -637,9 +651,13 @@ static int plan_for(const struct want_vol *vols, size_t n, const char *only, str
 	}
 	rc = 0;
 out:
+	free(index);
 	ag_dm_list_free(have, nh);
+	for (size_t i = 0; w && i < n; i++) {
+		free((char *)w[i].data_table);
+		free((char *)w[i].sluice_table);
+	}
 	free(w);
-	free(tables);
 	return rc;
 }
 

@@ -45,15 +45,38 @@ static void add(struct plan *p, enum ag_action_kind kind, const char *name,
 	p->n++;
 }
 
-static const struct ag_have *find(const struct ag_have *have, size_t n,
-				  const char *name)
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(const struct ag_have *const *)a)->name,
+		      (*(const struct ag_have *const *)b)->name);
+}
+
+int ag_have_index(const struct ag_have *have, size_t n, const struct ag_have ***index)
 {
 	size_t i;
 
+	*index = malloc((n ? n : 1) * sizeof(**index));
+	if (!*index)
+		return -ENOMEM;
 	for (i = 0; i < n; i++)
-		if (!strcmp(have[i].name, name))
-			return &have[i];
-	return NULL;
+		(*index)[i] = &have[i];
+	qsort(*index, n, sizeof(**index), by_name);
+	return 0;
+}
+
+const struct ag_have *ag_have_find(const struct ag_have *const *index, size_t n,
+				   const char *name)
+{
+	struct ag_have key = { .name = name };
+	const struct ag_have *k = &key, *const *hit;
+
+	hit = bsearch(&k, index, n, sizeof(*index), by_name);
+	return hit ? *hit : NULL;
+}
+
+static const struct ag_have *find(const struct ag_have *const *index, size_t n, const char *name)
+{
+	return ag_have_find(index, n, name);
 }
 
 /*
@@ -103,7 +126,7 @@ static char *set_message(const char *have, const char *want)
 }
 
 static void plan_volume(struct plan *p, const struct ag_want *w,
-			const struct ag_have *have, size_t nhave)
+			const struct ag_have *const *have, size_t nhave)
 {
 	char data[256], top[256];
 	const struct ag_have *hd, *ht;
@@ -136,37 +159,54 @@ static void plan_volume(struct plan *p, const struct ag_want *w,
 	}
 }
 
-/*
- * A sluice-* device that is no wanted volume's. (Volume ids never end in
- * "-data", so "sluice-<id>-data" is always the data device of <id>.)
- */
-static bool unknown(const struct ag_want *want, size_t nwant, const char *name)
+static int by_id(const void *a, const void *b)
 {
-	size_t plen = strlen(AG_DM_PREFIX), i, l;
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * A sluice-* device that is no wanted volume's (ids: the wanted ones,
+ * sorted). Volume ids never end in "-data", so "sluice-<id>-data" is always
+ * the data device of <id>.
+ */
+static bool unknown(const char *const *ids, size_t nwant, const char *name)
+{
+	char id[256];
+	const char *k = id;
+	size_t plen = strlen(AG_DM_PREFIX), l;
 
 	if (strncmp(name, AG_DM_PREFIX, plen))
 		return false;	/* not ours: not our business */
-	name += plen;
-	for (i = 0; i < nwant; i++) {
-		l = strlen(want[i].id);
-		if (!strncmp(name, want[i].id, l) &&
-		    (!name[l] || !strcmp(name + l, "-data")))
-			return false;
-	}
-	return true;
+	snprintf(id, sizeof(id), "%s", name + plen);
+	l = strlen(id);
+	if (l >= 5 && !strcmp(id + l - 5, "-data"))
+		id[l - 5] = '\0';
+	return !bsearch(&k, ids, nwant, sizeof(*ids), by_id);
 }
 
+/* Sorted indexes of the devices and the ids: each lookup a binary search. */
 int ag_plan(const struct ag_want *want, size_t nwant, const struct ag_have *have,
 	    size_t nhave, struct ag_action **out, size_t *n)
 {
 	struct plan p = { 0 };
+	const struct ag_have **index = NULL;
+	const char **ids = malloc((nwant ? nwant : 1) * sizeof(*ids));
 	size_t i;
 
+	if (!ids || ag_have_index(have, nhave, &index)) {
+		free(ids);
+		return -ENOMEM;
+	}
 	for (i = 0; i < nwant; i++)
-		plan_volume(&p, &want[i], have, nhave);
+		ids[i] = want[i].id;
+	qsort(ids, nwant, sizeof(*ids), by_id);
+	for (i = 0; i < nwant; i++)
+		plan_volume(&p, &want[i], index, nhave);
 	for (i = 0; i < nhave; i++)
-		if (unknown(want, nwant, have[i].name))
+		if (unknown(ids, nwant, have[i].name))
 			add(&p, AG_REPORT, have[i].name, "not in the store; left alone");
+	free(ids);
+	free(index);
 	if (p.err) {
 		ag_plan_free(p.a, p.n);
 		return p.err;

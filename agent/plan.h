@@ -54,7 +54,15 @@ struct ag_action {
 	char *arg;
 };
 
-/* 0 with *out (malloc'd, ag_plan_free) and *n, or -ENOMEM. */
+/* The devices sorted by name (a malloc'd array of pointers into have), and a lookup in it. */
+int ag_have_index(const struct ag_have *have, size_t n, const struct ag_have ***index);
+const struct ag_have *ag_have_find(const struct ag_have *const *index, size_t n,
+				   const char *name);
+
+/*
+ * 0 with *out (malloc'd, ag_plan_free) and *n, or -ENOMEM. O((wanted +
+ * devices) log devices): a reconcile of 10,000 volumes plans at once.
+ */
 int ag_plan(const struct ag_want *want, size_t nwant, const struct ag_have *have,
 	    size_t nhave, struct ag_action **out, size_t *n);
 void ag_plan_free(struct ag_action *a, size_t n);

@@ -110,7 +110,79 @@ static void monitor_reads_vmstat_cgroups_and_marks_the_unknown(void)
 	rmdir(dir);
 }
 
+static int open_fds(void)
+{
+	char cmd[64], out[32] = "";
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ls /proc/%d/fd | wc -l", (int)getpid());
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (!fgets(out, sizeof(out), f))
+		out[0] = '\0';
+	pclose(f);
+	return atoi(out);
+}
+
+/*
+ * 300 tenants' files, read in batches of the ring's table: every one read,
+ * and no descriptor held for any of them.
+ */
+static void monitor_holds_no_descriptor_per_file(void)
+{
+	struct ag_monitor_config cfg;
+	struct ag_monitor *m = NULL;
+	struct ag_state state;
+	struct ag_model model;
+	struct ag_err e;
+	char err[256], path[256], id[16], cmd[96];
+	json_t *st = json_pack("{s:{s:{s:s, s:I}}, s:{}}", "pools", "p0", "device", "/dev/null",
+			       "extents", (json_int_t)400, "volumes"), *j, *t;
+	int before, after, i, n = 300;
+	size_t k;
+
+	snprintf(dir, sizeof(dir), "/tmp/sluice-mon-XXXXXX");
+	CHECK(st && mkdtemp(dir));
+	for (i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "t%d", i);
+		json_object_set_new(json_object_get(st, "volumes"), id,
+				    json_pack("{s:s, s:s, s:I, s:[[I, I]], s:s, s:s}", "tenant", id,
+					      "pool", "p0", "size", (json_int_t)4096, "runs",
+					      (json_int_t)(1 + i), (json_int_t)1, "policy", "",
+					      "state", "ready"));
+		snprintf(path, sizeof(path), "%s/%s", dir, id);
+		mkdir(path, 0700);
+		snprintf(path, sizeof(path), "%s/%s/memory.stat", dir, id);
+		snprintf(cmd, sizeof(cmd), "file_dirty %d\nfile_writeback 0\n", 4096 * (i + 1));
+		write_file(path, cmd);
+	}
+	CHECK(ag_model_from_json(&model, st, err, sizeof(err)) == 0);
+	json_decref(st);
+	CHECK(ag_state_init(&state) == 0 && ag_state_fill(&state, &model, &e) == 0);
+	ag_monitor_config_defaults(&cfg);
+	snprintf(cfg.tenant_cgroup, sizeof(cfg.tenant_cgroup), "%s/%%s", dir);
+	before = open_fds();
+	CHECK(ag_monitor_open(&m, &state, &cfg, err, sizeof(err)) == 0);
+	CHECK(ag_monitor_tick(m, false, err, sizeof(err)) == 0);
+	CHECK(ag_monitor_tick(m, false, err, sizeof(err)) == 0);
+	after = open_fds();
+	/* the ring and /proc/vmstat: a handful, not 300 */
+	CHECK(after - before <= 4);
+	j = ag_monitor_json(m);
+	CHECK_EQ_U64(json_array_size(json_object_get(j, "tenants")), n);
+	json_array_foreach(json_object_get(j, "tenants"), k, t)
+		CHECK(json_integer_value(json_object_get(t, "file_dirty_bytes")) ==
+		      4096 * (atoi(json_string_value(json_object_get(t, "id")) + 1) + 1));
+	json_decref(j);
+	ag_monitor_close(m);
+	ag_state_destroy(&state);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
 static const struct unit_test tests[] = {
+	UNIT_TEST(monitor_holds_no_descriptor_per_file),
 	UNIT_TEST(monitor_reads_vmstat_cgroups_and_marks_the_unknown),
 };
 

@@ -3,18 +3,21 @@
 AGENT_DIR := $(ROOT)/agent
 # The API's sources; the handlers are also linked into host tests (api.mk).
 API_SRC := $(addprefix $(ROOT)/api/,server.c routes.c common.c admin.c volumes.c stats.c \
-	problem.c policy.c auth.c)
+	problem.c policy.c auth.c idem.c metrics.c)
 # The agent's library: everything but the programs' main().
 AGENT_LIB := $(addprefix $(AGENT_DIR)/,sluiced.c daemon.c config.c ops.c jobs.c state.c db.c \
 	idmap.c dmctl.c model.c plan.c store.c extent.c monitor.c) $(ROOT)/dmtarget/sluice-core.c
 AGENT_SRC := $(AGENT_LIB) $(API_SRC) $(ROOT)/api/main.c
+# the version /metrics reports (sluice_build_info): the package's
+SLUICE_VERSION := $(shell sed -n '1s/.*(\(.*\)).*/\1/p' $(ROOT)/packaging/debian/changelog)
 AGENT_LIBS := -ljansson -ldevmapper -lblkid -lmicrohttpd -lgnutls -luring -lsqlite3 -lpthread
 AGENT_HDR := $(wildcard $(AGENT_DIR)/*.h) $(ROOT)/dmtarget/sluice-core.h $(wildcard $(ROOT)/api/*.h)
 SLUICED := $(BUILD)/bin/sluiced
 
 $(SLUICED): $(AGENT_SRC) $(AGENT_HDR)
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 $(PKG_CFLAGS) -o $@ $(AGENT_SRC) \
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 $(PKG_CFLAGS) \
+		-DSLUICE_VERSION='"$(SLUICE_VERSION)"' -o $@ $(AGENT_SRC) \
 		$(PKG_LDFLAGS) $(AGENT_LIBS)
 
 agent: deps

@@ -72,10 +72,12 @@ void ap_get_pool(struct ap_call *c)
 	if (!ap_need_admin(c))
 		return;
 	j = pool_now(c, c->arg);
-	if (!j)
+	if (!j) {
 		ap_problem(c->resp, AP_P_NOT_FOUND, "no pool %s", c->arg);
-	else
-		ap_reply(c, 200, j);
+		return;
+	}
+	ap_etag(j, c->resp->etag);
+	ap_reply(c, 200, j);
 }
 
 void ap_post_pool(struct ap_call *c)
@@ -100,6 +102,7 @@ void ap_post_pool(struct ap_call *c)
 		ap_op_failed(c, &e);
 	} else if ((j = pool_now(c, name))) {
 		snprintf(c->resp->location, sizeof(c->resp->location), "/v1/pools/%s", name);
+		ap_etag(j, c->resp->etag);
 		ap_reply(c, 201, j);
 	} else {
 		ap_problem(c->resp, AP_P_INTERNAL, "added, but the pool is not in the state");
@@ -156,19 +159,23 @@ void ap_get_tenant(struct ap_call *c)
 {
 	json_t *j = visible_tenant(c);
 
-	if (j)
-		ap_reply(c, 200, j);
+	if (!j)
+		return;
+	ap_etag(j, c->resp->etag);
+	ap_reply(c, 200, j);
 }
 
 void ap_delete_tenant(struct ap_call *c)
 {
 	struct ag_err e;
 	json_t *j = visible_tenant(c);
+	char etag[16];
 
 	if (!j)
 		return;
+	ap_etag(j, etag);
 	json_decref(j);
-	if (!ap_need_admin(c))
+	if (!ap_need_admin(c) || !ap_if_match(c, etag))
 		return;
 	if (ag_tenant_delete(c->agent, c->arg, &e))
 		ap_op_failed(c, &e);

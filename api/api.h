@@ -22,8 +22,13 @@
 #define AP_BODY_MAX (64 * 1024)	/* larger bodies get 413 */
 #define AP_BODY_DROP_MAX (1024 * 1024)	/* read and dropped before the 413 */
 
+struct ap_idem;
+struct ap_metrics;
+
 struct ap_ctx {
 	struct ag_agent *agent;		/* the state, the operations */
+	struct ap_idem *idem;		/* the Idempotency-Keys seen (idem.h), or NULL */
+	struct ap_metrics *metrics;	/* the API's own figures (metrics.h), or NULL */
 	char admin_hash[AP_HASH_HEX + 1];
 	struct ag_monitor *monitor;	/* the dirty monitor, or NULL */
 };
@@ -34,6 +39,7 @@ struct ap_request {
 	const char *authorization;	/* header values, or NULL */
 	const char *if_match;
 	const char *content_type;
+	const char *idempotency_key;
 	const char *q_limit;		/* query arguments, or NULL */
 	const char *q_after;
 	const char *body;
@@ -48,6 +54,7 @@ struct ap_response {
 	char allow[64];			/* for 405 */
 	char location[160];		/* for 201 */
 	bool www_authenticate;		/* for 401 */
+	bool replayed;			/* an Idempotency-Key's answer, again */
 };
 
 void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp);

@@ -15,6 +15,14 @@
 #define PAGE_DEFAULT 100
 #define PAGE_MAX 1000
 
+/* Whether a Content-Type is the media type given (parameters after ';' aside). */
+static bool media_is(const char *ct, const char *type)
+{
+	size_t n = strlen(type);
+
+	return ct && !strncasecmp(ct, type, n) && (!ct[n] || ct[n] == ';' || ct[n] == ' ');
+}
+
 json_t *ap_body(struct ap_call *c, const char *const *allowed)
 {
 	const struct ap_request *r = c->req;
@@ -27,8 +35,10 @@ json_t *ap_body(struct ap_call *c, const char *const *allowed)
 		ap_problem(c->resp, AP_P_TOO_LARGE, "at most %d bytes", AP_BODY_MAX);
 		return NULL;
 	}
-	if (!ct || strncasecmp(ct, "application/json", 16) || (ct[16] && ct[16] != ';')) {
-		ap_problem(c->resp, AP_P_UNSUPPORTED_MEDIA_TYPE, "Content-Type: application/json");
+	if (!media_is(ct, "application/json") &&
+	    !(!strcmp(r->method, "PATCH") && media_is(ct, "application/merge-patch+json"))) {
+		ap_problem(c->resp, AP_P_UNSUPPORTED_MEDIA_TYPE, "Content-Type: application/json%s",
+			   !strcmp(r->method, "PATCH") ? " or application/merge-patch+json" : "");
 		return NULL;
 	}
 	j = json_loadb(r->body ? r->body : "", r->body_len, JSON_REJECT_DUPLICATES, &jerr);
@@ -132,7 +142,7 @@ json_t *ap_volume_json(const struct ag_volume *v, char *etag)
 {
 	json_t *policy = ap_policy_from_args(v->policy, v->apolicy);
 	json_t *in_force = ap_policy_in_force(v->policy, v->apolicy);
-	char dev[96], *dump;
+	char dev[96];
 	json_t *j;
 
 	snprintf(dev, sizeof(dev), "/dev/mapper/sluice-%s", v->id);
@@ -148,11 +158,27 @@ json_t *ap_volume_json(const struct ag_volume *v, char *etag)
 				    "attempts", (json_int_t)v->attempts,
 				    "stuck", ag_job_stuck(v, (int64_t)time(NULL)),
 				    "last_error", v->last_error[0] ? v->last_error : NULL));
-	/* the ETag is of what is shown: the same volume, the same tag */
-	dump = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	ap_etag(j, etag);
+	return j;
+}
+
+void ap_etag(json_t *shown, char *etag)
+{
+	/* the ETag is of what is shown: the same resource, the same tag */
+	char *dump = shown ? json_dumps(shown, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+
 	snprintf(etag, 16, "\"%08x\"", dump ? ag_crc32c(0, dump, strlen(dump)) : 0);
 	free(dump);
-	return j;
+}
+
+bool ap_if_match(struct ap_call *c, const char *etag)
+{
+	const char *m = c->req->if_match;
+
+	if (!m || !strcmp(m, "*") || !strcmp(m, etag))
+		return true;
+	ap_problem(c->resp, AP_P_PRECONDITION_FAILED, "If-Match %.20s: it is now %s", m, etag);
+	return false;
 }
 
 void ap_op_failed(struct ap_call *c, const struct ag_err *e)

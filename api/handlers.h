@@ -62,6 +62,11 @@ bool ap_volume_get(struct ap_call *c, const char *id, struct ag_volume *out);
 /* A volume as the API shows it; its ETag into etag (16 bytes). */
 json_t *ap_volume_json(const struct ag_volume *v, char *etag);
 
+/* The ETag of a resource as shown (16 bytes). */
+void ap_etag(json_t *shown, char *etag);
+/* Whether If-Match, when given, is etag; if not, 412 is set. */
+bool ap_if_match(struct ap_call *c, const char *etag);
+
 /* An operation's failure as its problem. */
 void ap_op_failed(struct ap_call *c, const struct ag_err *e);
 

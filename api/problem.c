@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <jansson.h>
 
 #include "problem.h"
@@ -29,6 +30,53 @@ static const struct {
 	[AP_P_INTERNAL] = { "internal", "The appliance failed to do it", 500 },
 };
 
+/* The length of a field's name at s ([a-z_] and digits), 0 if none. */
+static size_t name_len(const char *s)
+{
+	size_t n = 0;
+
+	while ((s[n] >= 'a' && s[n] <= 'z') || s[n] == '_' || (n && s[n] >= '0' && s[n] <= '9'))
+		n++;
+	return n;
+}
+
+/*
+ * The fields a detail names, by the API's convention "<field>: <what>"
+ * ("policy: read_iops_sec: ..." is the field policy.read_iops_sec; "id and
+ * pool: ..." names both): an "errors" array of {field, detail}, or NULL.
+ */
+static json_t *errors_of(const char *detail)
+{
+	char path[160] = "", first[64] = "";
+	const char *s = detail, *what;
+	size_t n, used = 0;
+	json_t *errors;
+
+	n = name_len(s);
+	if (n && n < sizeof(first) && !strncmp(s + n, " and ", 5) && name_len(s + n + 5) &&
+	    !strncmp(s + n + 5 + name_len(s + n + 5), ": ", 2)) {
+		/* "a and b: what" */
+		memcpy(first, s, n);
+		first[n] = '\0';
+		s += n + 5;
+		n = name_len(s);
+	}
+	while (n && !strncmp(s + n, ": ", 2) && used + n + 2 < sizeof(path)) {
+		used += (size_t)snprintf(path + used, sizeof(path) - used, "%s%.*s", used ? "." : "",
+					 (int)n, s);
+		s += n + 2;
+		n = name_len(s);
+	}
+	if (!used)
+		return NULL;
+	what = s;
+	errors = json_array();
+	if (first[0])
+		json_array_append_new(errors, json_pack("{s:s, s:s}", "field", first, "detail", what));
+	json_array_append_new(errors, json_pack("{s:s, s:s}", "field", path, "detail", what));
+	return errors;
+}
+
 void ap_problem(struct ap_response *resp, enum ap_problem p, const char *fmt, ...)
 {
 	char detail[768], type[64];
@@ -41,6 +89,13 @@ void ap_problem(struct ap_response *resp, enum ap_problem p, const char *fmt, ..
 	snprintf(type, sizeof(type), "/problems/%s", problems[p].slug);
 	j = json_pack("{s:s, s:s, s:I, s:s}", "type", type, "title", problems[p].title, "status",
 		      (json_int_t)problems[p].status, "detail", detail);
+	/* a request's field at fault, named for a program as well as in the detail */
+	if (j && (problems[p].status == 400 || problems[p].status == 422 || p == AP_P_ABOVE_CEILING)) {
+		json_t *errors = errors_of(detail);
+
+		if (errors)
+			json_object_set_new(j, "errors", errors);
+	}
 	free(resp->body);
 	resp->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);

@@ -7,8 +7,11 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "handlers.h"
+#include "idem.h"
+#include "metrics.h"
 
 struct route {
 	const char *pattern;
@@ -39,6 +42,17 @@ static const struct route routes[] = {
 };
 
 #define NR_ROUTES (sizeof(routes) / sizeof(routes[0]))
+
+int ap_route_count(void)
+{
+	return (int)NR_ROUTES;
+}
+
+void ap_route_name(int route, const char **pattern, const char **method)
+{
+	*pattern = routes[route].pattern;
+	*method = routes[route].method;
+}
 
 /* Whether path matches pattern; the "*" segment is copied into arg. */
 static bool match(const char *pattern, const char *path, char *arg, size_t arglen)
@@ -111,13 +125,35 @@ void ap_reply(struct ap_call *c, unsigned int status, json_t *j)
 	json_decref(j);
 }
 
+static void handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp,
+		   int *route);
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp)
+{
+	double t0 = now_s();
+	int route = -1;
+
+	handle(ctx, req, resp, &route);
+	ap_metrics_record(ctx->metrics, route, resp->status, now_s() - t0);
+}
+
+static void handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp,
+		   int *route)
 {
 	char arg[AG_ID_MAX + 2] = "";
 	const struct route *r = NULL;
 	struct ap_call c = { .ctx = ctx, .agent = ctx->agent, .st = &ctx->agent->st, .req = req,
 			     .resp = resp };
 	bool path_known = false;
+	const char *who;
 	size_t i, used = 0;
 
 	memset(resp, 0, sizeof(*resp));
@@ -141,6 +177,7 @@ void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_respo
 			   req->method, resp->allow);
 		return;
 	}
+	*route = (int)(r - routes);
 	if (strchr(r->pattern, '*')) {
 		if (!ag_valid_id(arg)) {
 			ap_problem(resp, AP_P_NOT_FOUND, "no resource at this path");
@@ -148,8 +185,13 @@ void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_respo
 		}
 		c.arg = arg;
 	}
-	if (!r->open && !resolve(&c, req->authorization, &c.who))
+	if (!r->open && !resolve(&c, req->authorization, &c.who)) {
 		ap_problem(resp, AP_P_UNAUTHORIZED, "give a valid token: Authorization: Bearer <token>");
-	else
-		r->fn(&c);
+		return;
+	}
+	who = c.who.admin ? "" : c.who.tenant;
+	if (ap_idem_begin(ctx->idem, who, req, resp))
+		return;
+	r->fn(&c);
+	ap_idem_end(ctx->idem, who, req, resp);
 }

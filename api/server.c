@@ -15,6 +15,8 @@
 
 #include "../agent/log.h"
 #include "api.h"
+#include "idem.h"
+#include "metrics.h"
 #include "problem.h"
 #include "server.h"
 
@@ -168,6 +170,8 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct ap_resp
 		MHD_add_response_header(m, MHD_HTTP_HEADER_LOCATION, r->location);
 	if (r->www_authenticate)
 		MHD_add_response_header(m, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	if (r->replayed)
+		MHD_add_response_header(m, "Idempotent-Replayed", "true");
 	rc = MHD_queue_response(conn, r->status, m);
 	MHD_destroy_response(m);
 	return rc;
@@ -265,6 +269,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		.authorization = header(conn, MHD_HTTP_HEADER_AUTHORIZATION),
 		.if_match = header(conn, MHD_HTTP_HEADER_IF_MATCH),
 		.content_type = header(conn, MHD_HTTP_HEADER_CONTENT_TYPE),
+		.idempotency_key = header(conn, "Idempotency-Key"),
 		.q_limit = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "limit"),
 		.q_after = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "after"),
 		.body = u->body, .body_len = u->len,
@@ -322,6 +327,8 @@ static void listener_free(struct listener *l)
 	}
 	pthread_cond_destroy(&l->wake);
 	pthread_mutex_destroy(&l->lock);
+	ap_idem_free(l->ctx.idem);
+	ap_metrics_free(l->ctx.metrics);
 	free(l->cert);
 	free(l->key);
 	free(l);
@@ -355,6 +362,10 @@ void *ap_start(struct ag_agent *a, struct ag_monitor *mon, const struct ag_confi
 	l->deadline_ms = cf->request_deadline_s * 1000;
 	l->ctx.agent = a;
 	l->ctx.monitor = mon;
+	l->ctx.idem = ap_idem_new();
+	l->ctx.metrics = ap_metrics_new();
+	if (!l->ctx.idem || !l->ctx.metrics)
+		goto fail;
 	if (ap_admin_token(cf->state_dir, tok, &made, err, sizeof(err)) ||
 	    ap_token_hash(tok, l->ctx.admin_hash)) {
 		ag_log("error", "admin token: %s", err);

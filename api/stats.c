@@ -15,6 +15,7 @@
 #include "../agent/extent.h"
 #include "../dmtarget/sluice-core.h"
 #include "handlers.h"
+#include "metrics.h"
 
 /* The status words of sluice-<id>: numbers as integers, wait_hist as an array. */
 static json_t *status_of(struct ap_call *c, const char *id)
@@ -354,6 +355,7 @@ void ap_get_metrics(struct ap_call *c)
 		fprintf(f, "sluice_pool_allocated_bytes{pool=\"%s\"} %llu\n", pools[i].name,
 			(unsigned long long)pools[i].allocated);
 	jobs_metrics(f, c);
+	ap_metrics_write(c->ctx->metrics, f);
 	fclose(f);
 	free(c->resp->body);
 	c->resp->body = out;

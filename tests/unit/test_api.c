@@ -16,6 +16,7 @@
 #include "fuzz_api.h"
 #include "../../agent/jobs.h"
 #include "../../api/api.h"
+#include "../../api/idem.h"
 #include "../../api/auth.h"
 
 static void api_survives_10000_mutated_requests(void)
@@ -227,8 +228,82 @@ static void api_serves_writers_and_readers_at_once(void)
 	CHECK(system(cmd) == 0);
 }
 
+static unsigned int post_keyed(const char *tok, const char *path, const char *key,
+			       const char *body, struct ap_response *resp)
+{
+	char auth[128];
+	struct ap_request r = { .method = "POST", .path = path, .authorization = auth,
+				.content_type = "application/json", .idempotency_key = key,
+				.body = body, .body_len = strlen(body) };
+
+	snprintf(auth, sizeof(auth), "Bearer %s", tok);
+	ap_handle(&cctx, &r, resp);
+	return resp->status;
+}
+
+/*
+ * A create retried with its Idempotency-Key gets the first answer again and
+ * makes nothing more; the key with another body is refused; keys are each
+ * caller's own.
+ */
+static void api_idempotency_key_replays_a_create(void)
+{
+	char dir[] = "/tmp/sluice-idem-XXXXXX", err[256], hash[2][AP_HASH_HEX + 1], cmd[64];
+	const char *body = "{\"id\":\"k1\",\"pool\":\"p0\",\"size_bytes\":67108864}";
+	struct ap_response r1, r2, r3;
+	struct ag_agent agent;
+	struct ag_model m;
+	struct ag_err e;
+	char *first;
+	json_t *doc;
+	int i;
+
+	CHECK(mkdtemp(dir));
+	for (i = 0; i < 2; i++)
+		CHECK(ap_token_new(ctok[i]) == 0 && ap_token_hash(ctok[i], hash[i]) == 0);
+	doc = json_pack("{s:{s:{s:s, s:I}}, s:{s:{s:s}, s:{s:s}}}", "pools", "p0", "device",
+			"/dev/null", "extents", (json_int_t)16, "tenants", "t0", "token_sha256",
+			hash[0], "t1", "token_sha256", hash[1]);
+	CHECK(doc && ag_model_from_json(&m, doc, err, sizeof(err)) == 0);
+	json_decref(doc);
+	CHECK(ag_agent_open(&agent, dir, 0, false, &e) == 0);
+	CHECK(ag_state_replace(&agent, &m, &e) == 0);
+	ag_model_free(&m);
+	cctx.agent = &agent;
+	cctx.idem = ap_idem_new();
+	memset(cctx.admin_hash, 'x', AP_HASH_HEX);
+	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/volumes", "retry-1", body, &r1) == 201);
+	CHECK(!r1.replayed);
+	first = r1.body;
+	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/volumes", "retry-1", body, &r2) == 201);
+	CHECK(r2.replayed && !strcmp(r2.body, first) && !strcmp(r2.location, r1.location));
+	free(r2.body);
+	CHECK_EQ_U64(agent.st.vols.nr, 1);
+	/* without the key, the same body is a second create: 409 */
+	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/volumes", NULL, body, &r2) == 409);
+	free(r2.body);
+	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/volumes", "retry-1",
+			 "{\"id\":\"k2\",\"pool\":\"p0\",\"size_bytes\":67108864}", &r3) == 422);
+	free(r3.body);
+	/* another caller's key of the same name is its own */
+	CHECK(post_keyed(ctok[1], "/v1/tenants/t1/volumes", "retry-1",
+			 "{\"id\":\"k3\",\"pool\":\"p0\",\"size_bytes\":67108864}", &r3) == 201);
+	CHECK(!r3.replayed);
+	free(r3.body);
+	CHECK(post_keyed(ctok[1], "/v1/tenants/t1/volumes", "bad key", body, &r3) == 400);
+	free(r3.body);
+	CHECK_EQ_U64(agent.st.vols.nr, 2);
+	free(first);
+	ap_idem_free(cctx.idem);
+	cctx.idem = NULL;
+	ag_agent_close(&agent);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
 static const struct unit_test tests[] = {
 	UNIT_TEST(api_survives_10000_mutated_requests),
+	UNIT_TEST(api_idempotency_key_replays_a_create),
 	UNIT_TEST(api_serves_writers_and_readers_at_once),
 	UNIT_TEST(admin_token_survives_a_crash_while_made),
 };

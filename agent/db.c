@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The agent's durable state in SQLite; see db.h. */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,6 +25,8 @@ struct ag_db {
 	int lock_fd;
 	bool broken;		/* a commit's outcome is unknown: no more changes */
 	char *dir;
+	pthread_mutex_t tx;	/* held from begin to commit or rollback */
+	bool in_tx;
 };
 
 static const char schema[] =
@@ -149,13 +152,12 @@ static int configure(struct ag_db *db, struct ag_err *e)
 	return exec(db, "PRAGMA journal_mode=WAL", e) || exec(db, "PRAGMA synchronous=FULL", e);
 }
 
-static int import_legacy(struct ag_db *db, struct ag_err *e);
+static int first_store(struct ag_db *db, struct ag_err *e);
 
 int ag_db_open(struct ag_db **out, const char *dir, unsigned int lock_wait_s, struct ag_err *e)
 {
 	struct ag_db *db = calloc(1, sizeof(*db));
 	char path[512];
-	bool exists;
 
 	*out = NULL;
 	if (!db || !(db->dir = strdup(dir))) {
@@ -163,6 +165,7 @@ int ag_db_open(struct ag_db **out, const char *dir, unsigned int lock_wait_s, st
 		return ag_fail(e, AG_E_INTERNAL, "out of memory");
 	}
 	db->lock_fd = -1;
+	pthread_mutex_init(&db->tx, NULL);
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		ag_fail(e, AG_E_INTERNAL, "%s: %s", dir, strerror(errno));
 		goto fail;
@@ -170,15 +173,10 @@ int ag_db_open(struct ag_db **out, const char *dir, unsigned int lock_wait_s, st
 	if (lock_dir(dir, lock_wait_s, &db->lock_fd, e))
 		goto fail;
 	snprintf(path, sizeof(path), "%s/" AG_DB_FILE, dir);
-	exists = access(path, F_OK) == 0;
-	if (!exists && import_legacy(db, e))
+	if (access(path, F_OK) && first_store(db, e))
 		goto fail;
-	exists = access(path, F_OK) == 0;
-	if (open_handle(db, path, SQLITE_OPEN_READWRITE | (exists ? 0 : SQLITE_OPEN_CREATE), e))
-		goto fail;
-	if (exists ? check_existing(db, e) || configure(db, e) :
-		     configure(db, e) || exec(db, "BEGIN IMMEDIATE", e) || exec(db, schema, e) ||
-		     exec(db, "COMMIT", e))
+	if (open_handle(db, path, SQLITE_OPEN_READWRITE, e) || check_existing(db, e) ||
+	    configure(db, e))
 		goto fail;
 	if (sync_dir(dir)) {
 		ag_fail(e, AG_E_INTERNAL, "%s: syncing the directory: %s", dir, strerror(errno));
@@ -202,6 +200,7 @@ int ag_db_open_readonly(struct ag_db **out, const char *dir, struct ag_err *e)
 		return ag_fail(e, AG_E_INTERNAL, "out of memory");
 	}
 	db->lock_fd = -1;
+	pthread_mutex_init(&db->tx, NULL);
 	db->broken = true;	/* never written through */
 	snprintf(path, sizeof(path), "%s/" AG_DB_FILE, dir);
 	if (access(path, F_OK)) {
@@ -224,24 +223,36 @@ void ag_db_close(struct ag_db *db)
 	sqlite3_close(db->h);
 	if (db->lock_fd >= 0)
 		close(db->lock_fd);
+	pthread_mutex_destroy(&db->tx);
 	free(db->dir);
 	free(db);
 }
 
 int ag_db_begin(struct ag_db *db, struct ag_err *e)
 {
-	if (db->broken)
+	pthread_mutex_lock(&db->tx);
+	if (db->broken) {
+		pthread_mutex_unlock(&db->tx);
 		return ag_fail(e, AG_E_UNKNOWN, "%s/" AG_DB_FILE ": a change failed mid-commit; no more changes until sluiced restarts and reads what is on disk",
 			       db->dir);
-	return exec(db, "BEGIN IMMEDIATE", e);
+	}
+	if (exec(db, "BEGIN IMMEDIATE", e)) {
+		pthread_mutex_unlock(&db->tx);
+		return -1;
+	}
+	db->in_tx = true;
+	return 0;
 }
 
 int ag_db_commit(struct ag_db *db, struct ag_err *e)
 {
 	int prim;
 
-	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
+		db->in_tx = false;
+		pthread_mutex_unlock(&db->tx);
 		return 0;
+	}
 	prim = sqlite3_extended_errcode(db->h) & 0xff;
 	if (prim == SQLITE_BUSY || prim == SQLITE_FULL) {
 		sql_fail(db, e, "commit");
@@ -258,8 +269,13 @@ int ag_db_commit(struct ag_db *db, struct ag_err *e)
 
 void ag_db_rollback(struct ag_db *db)
 {
+	/* a no-op when no change is open (a failed begin, or a commit that ended it) */
+	if (!db->in_tx)
+		return;
 	if (!sqlite3_get_autocommit(db->h))
 		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	db->in_tx = false;
+	pthread_mutex_unlock(&db->tx);
 }
 
 static uint32_t crc_of(const char *const *fields, size_t n)
@@ -460,8 +476,11 @@ int ag_db_load(struct ag_db *db, struct ag_model *m, struct ag_err *e)
 	memset(m, 0, sizeof(*m));
 	if (!state)
 		return ag_fail(e, AG_E_INTERNAL, "out of memory");
-	if (exec(db, "BEGIN", e))
+	pthread_mutex_lock(&db->tx);
+	if (exec(db, "BEGIN", e)) {
+		pthread_mutex_unlock(&db->tx);
 		goto out;
+	}
 	rc = read_rows(db, "SELECT name, device, extents, crc FROM pools", pool_f, 3,
 		       json_object_get(state, "pools"), e) ||
 	     read_rows(db, "SELECT id, token_sha256, ceilings, crc FROM tenants", tenant_f, 3,
@@ -470,6 +489,7 @@ int ag_db_load(struct ag_db *db, struct ag_model *m, struct ag_err *e)
 		       " deleting_since, crc FROM volumes", vol_f, 10, json_object_get(state, "volumes"), e) ||
 	     runs_to_json(json_object_get(state, "volumes"), e) ? -1 : 0;
 	sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
+	pthread_mutex_unlock(&db->tx);
 	if (rc)
 		goto out;
 	/* the same rules as an imported document: ids, policies, extents shared or out of range */
@@ -484,42 +504,23 @@ out:
 }
 
 /*
- * The earlier format's document, state.json, into a new state.db: built in
- * state.db.tmp, synced, renamed into place, the directory synced; the
- * document is kept. Nothing happens without a document; a document that
- * does not load is corrupt and nothing is made.
+ * A new state.db, holding m: built in state.db.tmp, synced, renamed into
+ * place, the directory synced, so that a crash leaves either no state.db or
+ * a whole one (never one without its tables).
  */
-static int import_legacy(struct ag_db *db, struct ag_err *e)
+static int make_store(struct ag_db *db, const struct ag_model *m, struct ag_err *e)
 {
-	char json_path[512], tmp[512], path[512], err[400];
-	struct ag_store store;
-	struct ag_model m;
+	char tmp[512], path[512];
 	struct ag_db t = { .lock_fd = -1, .dir = db->dir };
-	json_t *state = NULL;
 	int rc = -1, fd;
 
-	snprintf(json_path, sizeof(json_path), "%s/" AG_DB_LEGACY_FILE, db->dir);
-	if (access(json_path, F_OK))
-		return 0;
-	if (ag_store_open(&store, db->dir))
-		return ag_fail(e, AG_E_INTERNAL, "out of memory");
-	if (ag_store_load(&store, &state, err, sizeof(err))) {
-		ag_store_close(&store);
-		return ag_fail(e, AG_E_CORRUPT, "%s (not imported)", err);
-	}
-	ag_store_close(&store);
-	if (ag_model_from_json(&m, state, err, sizeof(err))) {
-		json_decref(state);
-		return ag_fail(e, AG_E_CORRUPT, "%s: %s (not imported)", json_path, err);
-	}
-	json_decref(state);
 	snprintf(tmp, sizeof(tmp), "%s/" AG_DB_FILE ".tmp", db->dir);
 	snprintf(path, sizeof(path), "%s/" AG_DB_FILE, db->dir);
 	unlink(tmp);
 	if (open_handle(&t, tmp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, e))
 		goto out;
 	if (exec(&t, "PRAGMA journal_mode=WAL", e) || exec(&t, "PRAGMA synchronous=FULL", e) ||
-	    exec(&t, "BEGIN IMMEDIATE", e) || exec(&t, schema, e) || ag_db_put_model(&t, &m, e) ||
+	    exec(&t, "BEGIN IMMEDIATE", e) || exec(&t, schema, e) || ag_db_put_model(&t, m, e) ||
 	    exec(&t, "COMMIT", e))
 		goto out;
 	/* closing checkpoints the WAL into the file and removes it */
@@ -535,6 +536,39 @@ out:
 	sqlite3_close(t.h);
 	if (rc)
 		unlink(tmp);
+	return rc;
+}
+
+/*
+ * The first open of a directory: the earlier format's document,
+ * state.json, if there is one, into a new state.db (the document is kept);
+ * else an empty state.db. A document that does not load is corrupt, and
+ * nothing is made.
+ */
+static int first_store(struct ag_db *db, struct ag_err *e)
+{
+	char json_path[512], err[400];
+	struct ag_store store;
+	struct ag_model m = { 0 };
+	json_t *state = NULL;
+	int rc;
+
+	snprintf(json_path, sizeof(json_path), "%s/" AG_DB_LEGACY_FILE, db->dir);
+	if (access(json_path, F_OK))
+		return make_store(db, &m, e);
+	if (ag_store_open(&store, db->dir))
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	if (ag_store_load(&store, &state, err, sizeof(err))) {
+		ag_store_close(&store);
+		return ag_fail(e, AG_E_CORRUPT, "%s (not imported)", err);
+	}
+	ag_store_close(&store);
+	if (ag_model_from_json(&m, state, err, sizeof(err))) {
+		json_decref(state);
+		return ag_fail(e, AG_E_CORRUPT, "%s: %s (not imported)", json_path, err);
+	}
+	json_decref(state);
+	rc = make_store(db, &m, e);
 	ag_model_free(&m);
 	return rc;
 }

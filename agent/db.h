@@ -22,7 +22,10 @@
  * once. At the first open of a directory that has a state.json (the store's
  * earlier format) and no state.db, the document is imported whole and kept.
  *
- * Not synchronised: one writer thread at a time (the agent's state lock).
+ * A change holds the database's own mutex from begin to commit or rollback:
+ * changes from several threads take turns. A new directory's state.db is
+ * built aside and renamed into place, so a crash never leaves one without
+ * its tables.
  */
 #ifndef SLUICE_AGENT_DB_H
 #define SLUICE_AGENT_DB_H
@@ -50,8 +53,9 @@ void ag_db_close(struct ag_db *db);
 int ag_db_load(struct ag_db *db, struct ag_model *m, struct ag_err *e);
 
 /*
- * A change: begin, any of the puts and deletes, commit (durable on return).
- * A failed statement rolls the change back. A commit that fails with an I/O
+ * A change: begin, any of the puts and deletes, commit (durable on return)
+ * or rollback; a failed commit has ended the change (rollback is then a
+ * no-op). A commit that fails with an I/O
  * error is AG_E_UNKNOWN (the change may or may not be on disk): the
  * database then refuses every later change, until it is opened again and
  * what is on disk read.

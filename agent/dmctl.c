@@ -16,14 +16,20 @@ unsigned long ag_dm_calls;
 
 /*
  * libdevmapper keeps the device nodes it has yet to make or remove in one
- * list of its own, unlocked: the agent's threads take turns with it. Each
- * call is one ioctl (a suspend is noflush, a remove is not retried here).
+ * list of its own, unlocked: the calls that add to it (create, resume,
+ * remove) and the making of the nodes take turns. The others (a table, a
+ * status, a message, a suspend that may wait on a slow disk) run side by
+ * side and hold up nobody.
  */
 static pthread_mutex_t dm_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void ag_dm_init(void)
 {
+	char version[64];
+
 	dm_udev_set_sync_support(0);
+	/* the control device opened and the driver's version learnt once, on one thread */
+	dm_driver_version(version, sizeof(version));
 }
 
 static struct dm_task *task(int type, const char *name)
@@ -39,12 +45,15 @@ static struct dm_task *task(int type, const char *name)
 	return t;
 }
 
-static int run(struct dm_task *t)
+static int run(struct dm_task *t, int type)
 {
+	bool nodes = type == DM_DEVICE_CREATE || type == DM_DEVICE_RESUME || type == DM_DEVICE_REMOVE;
 	int ok;
 
+	__atomic_fetch_add(&ag_dm_calls, 1, __ATOMIC_RELAXED);
+	if (!nodes)
+		return dm_task_run(t) ? 0 : -1;
 	pthread_mutex_lock(&dm_lock);
-	ag_dm_calls++;
 	ok = dm_task_run(t);
 	/* without udev, libdevmapper makes and removes the nodes itself */
 	dm_task_update_nodes();
@@ -85,7 +94,7 @@ static char *table_of(const char *name)
 	uint64_t start, length;
 	FILE *f;
 
-	if (!t || run(t)) {
+	if (!t || run(t, DM_DEVICE_TABLE)) {
 		if (t)
 			dm_task_destroy(t);
 		return NULL;
@@ -114,7 +123,7 @@ char *ag_dm_status(const char *name)
 	char *type = NULL, *params = NULL, *out = NULL;
 	uint64_t start, length;
 
-	if (!t || run(t)) {
+	if (!t || run(t, DM_DEVICE_STATUS)) {
 		if (t)
 			dm_task_destroy(t);
 		return NULL;
@@ -143,7 +152,7 @@ static int list(bool (*match)(const char *, const void *), const void *arg,
 
 	*out = NULL;
 	*n = 0;
-	if (!t || run(t)) {
+	if (!t || run(t, DM_DEVICE_LIST)) {
 		if (t)
 			dm_task_destroy(t);
 		return -1;
@@ -202,7 +211,7 @@ static int device_of(const char *name, struct ag_have *h)
 	struct dm_info info;
 	int rc = -1;
 
-	if (!t || run(t) || !dm_task_get_info(t, &info))
+	if (!t || run(t, DM_DEVICE_INFO) || !dm_task_get_info(t, &info))
 		goto out;
 	rc = 0;
 	if (!info.exists)
@@ -266,7 +275,7 @@ static int simple(int type, const char *name)
 
 	if (!t)
 		return -1;
-	rc = run(t);
+	rc = run(t, type);
 	dm_task_destroy(t);
 	return rc;
 }
@@ -278,7 +287,7 @@ static int with_table(int type, const char *name, const char *table)
 	int rc = -1;
 
 	if (t && !add_targets(t, table))
-		rc = run(t);
+		rc = run(t, type);
 	if (t)
 		dm_task_destroy(t);
 	return rc;
@@ -301,7 +310,7 @@ static int suspend_noflush(const char *name)
 	int rc = -1;
 
 	if (t && dm_task_no_flush(t))
-		rc = run(t);
+		rc = run(t, DM_DEVICE_SUSPEND);
 	if (t)
 		dm_task_destroy(t);
 	return rc;
@@ -324,7 +333,7 @@ int ag_dm_message(const char *name, const char *msg)
 	int rc = -1;
 
 	if (t && dm_task_set_sector(t, 0) && dm_task_set_message(t, msg))
-		rc = run(t);
+		rc = run(t, DM_DEVICE_TARGET_MSG);
 	if (t)
 		dm_task_destroy(t);
 	return rc;

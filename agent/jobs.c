@@ -75,30 +75,28 @@ static void failed_try(struct ag_agent *a, const char *id, const struct ag_err *
 	pthread_rwlock_unlock(&a->st.lock);
 }
 
-/* Store how far the wipe got (bytes of the volume's runs, in order). */
-static int record_progress(struct ag_agent *a, const char *id, uint64_t wiped, struct ag_err *e)
+/*
+ * Store how far the wipe got (bytes of the volume's runs, in order). The
+ * row is written from the job's own copy (nothing else changes a volume
+ * being deleted), under the store's own mutex and not the state's lock:
+ * readers never wait for this commit. The state takes the figure after.
+ */
+static int record_progress(struct ag_agent *a, struct ag_volume *copy, uint64_t wiped,
+			   struct ag_err *e)
 {
 	struct ag_volume *v;
-	uint64_t was;
-	int rc = -1;
 
-	pthread_rwlock_wrlock(&a->st.lock);
-	v = ag_state_volume(&a->st, id);
-	if (!v) {
-		ag_fail(e, AG_E_NOTFOUND, "volume %s is gone", id);
-		goto out;
-	}
-	was = v->wiped;
-	v->wiped = wiped;
-	if (ag_db_begin(a->db, e) || ag_db_put_volume(a->db, v, e) || ag_db_commit(a->db, e)) {
+	copy->wiped = wiped;
+	if (ag_db_begin(a->db, e) || ag_db_put_volume(a->db, copy, e) || ag_db_commit(a->db, e)) {
 		ag_db_rollback(a->db);
-		v->wiped = was;
-		goto out;
+		return -1;
 	}
-	rc = 0;
-out:
+	pthread_rwlock_wrlock(&a->st.lock);
+	v = ag_state_volume(&a->st, copy->id);
+	if (v)
+		v->wiped = wiped;
 	pthread_rwlock_unlock(&a->st.lock);
-	return rc;
+	return 0;
 }
 
 /*
@@ -125,7 +123,7 @@ static int zero(int fd, uint64_t at, uint64_t len, bool *can_punch)
  * flushed to the disk and then recorded. Stops early (-1, AG_E_BUSY) when
  * the jobs stop.
  */
-static int wipe(struct ag_agent *a, const struct ag_volume *v, const char *device, struct ag_err *e)
+static int wipe(struct ag_agent *a, struct ag_volume *v, const char *device, struct ag_err *e)
 {
 	uint64_t base = 0, pos = v->wiped;
 	bool can_punch = true;
@@ -154,7 +152,7 @@ static int wipe(struct ag_agent *a, const struct ag_volume *v, const char *devic
 				return -1;
 			}
 			pos += chunk;
-			if (record_progress(a, v->id, pos, e)) {
+			if (record_progress(a, v, pos, e)) {
 				close(fd);
 				return -1;
 			}

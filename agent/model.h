@@ -36,6 +36,8 @@
  * store had recorded the volume. Volumes stored before keep 512.
  */
 #define AG_SIZE_ALIGN 4096
+/* The largest volume: 2^56 bytes (64 PiB), far from where extent counts overflow. */
+#define AG_SIZE_MAX ((uint64_t)1 << 56)
 
 #define SLUICE_AGENT_MODEL_H
 
@@ -87,6 +89,7 @@ struct ag_volume {
 	/* not stored: the delete job's tries since the start and its last failure */
 	unsigned int attempts;
 	int64_t retry_at;		/* CLOCK_MONOTONIC ms: not before */
+	uint64_t changed;		/* the state's generation when it was last changed */
 	char last_error[160];
 };
 

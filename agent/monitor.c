@@ -28,6 +28,8 @@
  */
 #define SLOTS 64
 #define RING_ENTRIES 256	/* 3 * SLOTS, vmstat and the tick */
+#define READS_PER_TICK 1024
+#define RECHECK_TICKS 60
 
 /* A file read every tick: by its open descriptor (vmstat), or by its path. */
 struct source {
@@ -67,6 +69,7 @@ struct ag_monitor {
 	struct ag_idmap by_id;	/* the volumes by id */
 	struct tenant *tenants;
 	size_t nr_tenants;
+	size_t cursor;		/* where the next tick's reads of the others start */
 	int64_t nr_dirty, nr_writeback, thresh, bg_thresh;	/* bytes */
 	uint64_t ticks;
 	pthread_mutex_t lock;	/* the figures above, against the readers */
@@ -204,10 +207,37 @@ static void find_device(struct ag_monitor *m, struct vol *v)
 	v->ratio = read_ratio(v->major, v->minor);
 }
 
+/*
+ * A volume seen before, after the state changed: its device may be another
+ * now (deleted and made again under the same id, or made again by a
+ * reconcile), with the kernel's default max_ratio. A new device is looked
+ * at afresh; a volume with a dirty bound has its ratio read again.
+ */
+static void recheck_device(struct ag_monitor *m, struct vol *v, uint64_t dirty_max)
+{
+	char path[512];
+	struct stat st;
+	bool same;
+
+	snprintf(path, sizeof(path), "/dev/mapper/sluice-%s", v->id);
+	same = !stat(path, &st) && S_ISBLK(st.st_mode) && v->present &&
+	       major(st.st_rdev) == v->major && minor(st.st_rdev) == v->minor;
+	if (!same) {
+		source_close(&v->bdi);
+		v->present = false;
+		v->ratio = -1;
+		v->dirty = v->writeback = v->bdi_thresh = UNKNOWN;
+		find_device(m, v);
+	} else if (dirty_max || v->dirty_max) {
+		v->ratio = read_ratio(v->major, v->minor);
+	}
+}
+
 /* What the monitor needs of a volume, copied out of the state. */
 struct vol_seen {
 	char id[AG_ID_MAX + 1], tenant[AG_ID_MAX + 1];
 	uint64_t dirty_max;
+	uint64_t changed;
 };
 
 /* The volumes that are not being deleted, copied under the state's lock. */
@@ -229,6 +259,7 @@ static struct vol_seen *volumes_now(struct ag_state *st, size_t *n, uint64_t *ge
 			continue;
 		strcpy(out[*n].id, v->id);
 		strcpy(out[*n].tenant, v->tenant);
+		out[*n].changed = v->changed;
 		out[(*n)++].dirty_max = ag_apolicy_dirty_max(v->apolicy);
 	}
 	if (out && st->vols.nr && !all) {
@@ -295,6 +326,9 @@ static int refresh(struct ag_monitor *m, char *err, size_t errlen)
 		if (old) {
 			*v = *old;
 			old->bdi = (struct source){ .fd = -1 };
+			/* only a volume changed since: a change the next tick, not 10,000 looks */
+			if (seen[i].changed > m->gen_seen)
+				recheck_device(m, v, seen[i].dirty_max);
 		} else {
 			snprintf(v->id, sizeof(v->id), "%s", seen[i].id);
 			v->bdi = (struct source){ .fd = -1, .len = -1 };
@@ -323,11 +357,16 @@ static int refresh(struct ag_monitor *m, char *err, size_t errlen)
 	m->gen_seen = gen;
 	return 0;
 missing:
-	/* a volume whose device appeared since (reconcile made it) */
+	/*
+	 * a volume whose device appeared since (reconcile made it); once a
+	 * minute every volume, for a device made again behind the state's back
+	 */
 	pthread_mutex_lock(&m->lock);
 	for (i = 0; i < m->nr_vols; i++)
 		if (!m->vols[i].present)
 			find_device(m, &m->vols[i]);
+		else if (m->ticks % RECHECK_TICKS == 0)
+			recheck_device(m, &m->vols[i], m->vols[i].dirty_max);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
 }
@@ -400,30 +439,50 @@ static int reap_reads(struct ag_monitor *m, unsigned int n, char *err, size_t er
 	return 0;
 }
 
+/* Queue s, and submit and reap the batch when the ring's table is full. */
+static int read_one(struct ag_monitor *m, struct source *s, int *slot, unsigned int *n, char *err,
+		    size_t errlen)
+{
+	queue_read(m, s, (*slot)++, n);
+	if (*slot < SLOTS)
+		return 0;
+	*slot = 0;
+	if (reap_reads(m, *n, err, errlen))
+		return -1;
+	*n = 0;
+	return 0;
+}
+
 /*
- * Every source read once: vmstat and a batch of SLOTS files in one
- * submission that also waits for all of them (one wakeup a batch, not one a
- * completion), then the next batch.
+ * A tick's reads: vmstat, every volume with a dirty bound, and the others in
+ * turn, at most READS_PER_TICK files a tick (with more volumes and tenants
+ * than that, each one's figures are a few ticks old: the monitor's work a
+ * tick is bounded whatever their number). A batch of SLOTS files goes in one
+ * submission that also waits for all of them (one wakeup a batch).
  */
 static int read_all(struct ag_monitor *m, char *err, size_t errlen)
 {
-	unsigned int n = 0;
+	unsigned int n = 0, budget = READS_PER_TICK;
 	int slot = 0;
-	size_t i, total = m->nr_vols + m->nr_tenants;
+	size_t i, total = m->nr_vols + m->nr_tenants, seen;
 
 	queue_read(m, &m->vmstat, -1, &n);
-	for (i = 0; i < total; i++) {
-		struct source *s = i < m->nr_vols ? &m->vols[i].bdi : &m->tenants[i - m->nr_vols].stat;
-
-		if (!s->buf)
-			continue;
-		queue_read(m, s, slot++, &n);
-		if (slot == SLOTS) {
-			if (reap_reads(m, n, err, errlen))
+	for (i = 0; i < m->nr_vols && budget; i++)
+		if (m->vols[i].dirty_max && m->vols[i].bdi.buf) {
+			if (read_one(m, &m->vols[i].bdi, &slot, &n, err, errlen))
 				return -1;
-			n = 0;
-			slot = 0;
+			budget--;
 		}
+	for (seen = 0; seen < total && budget; seen++) {
+		struct source *s;
+
+		i = m->cursor++ % total;
+		s = i < m->nr_vols ? &m->vols[i].bdi : &m->tenants[i - m->nr_vols].stat;
+		if (!s->buf || (i < m->nr_vols && m->vols[i].dirty_max))
+			continue;
+		if (read_one(m, s, &slot, &n, err, errlen))
+			return -1;
+		budget--;
 	}
 	return reap_reads(m, n, err, errlen);
 }

@@ -2,7 +2,9 @@
 /*
  * The dirty monitor: every tick it reads, through io_uring (a submission
  * for each batch of 64 files, each file opened, read and closed by the ring
- * into its own table: the monitor holds no descriptor per volume, 4 in all),
+ * into its own table: the monitor holds no descriptor per volume, 4 in all;
+ * at most 1,024 files a tick, volumes with a dirty bound first and the
+ * others in turn, so that its work is bounded at any number of volumes),
  * - /proc/vmstat: nr_dirty, nr_writeback and the global thresholds
  *   (nr_dirty_threshold, nr_dirty_background_threshold);
  * - for every volume, its bdi's figures in debugfs

@@ -223,8 +223,8 @@ int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct 
 		return ag_fail(e, AG_E_INVALID, "id: 1 to %d of a-z 0-9 -, not ending in -data", AG_ID_MAX);
 	if (!ag_valid_id(s->tenant))
 		return ag_fail(e, AG_E_INVALID, "tenant: 1 to %d of a-z 0-9 -", AG_ID_MAX);
-	if (!s->size || s->size % AG_SIZE_ALIGN)
-		return ag_fail(e, AG_E_INVALID, "size: a positive multiple of 4096");
+	if (!s->size || s->size % AG_SIZE_ALIGN || s->size > AG_SIZE_MAX)
+		return ag_fail(e, AG_E_INVALID, "size: a positive multiple of 4096, at most 2^56");
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return ag_fail(e, AG_E_INTERNAL, "out of memory");
@@ -260,9 +260,17 @@ int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct 
 	}
 	/* the extents are the volume's from here; the state takes them again below */
 	ag_extmap_release(&p->map, v->runs, v->nr_runs);
-	if (!ag_state_tenant(&a->st, s->tenant) && !(t = bare_tenant(s->tenant))) {
-		ag_fail(e, AG_E_INTERNAL, "out of memory");
-		goto out;
+	/* the API's tenant may have been deleted since it looked: it is not made again */
+	if (!ag_state_tenant(&a->st, s->tenant)) {
+		if (!s->make_tenant) {
+			ag_fail(e, AG_E_NOTFOUND, "no tenant %s", s->tenant);
+			goto out;
+		}
+		t = bare_tenant(s->tenant);
+		if (!t) {
+			ag_fail(e, AG_E_INTERNAL, "out of memory");
+			goto out;
+		}
 	}
 	if (ag_db_begin(a->db, e))
 		goto out;
@@ -272,12 +280,15 @@ int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct 
 	}
 	if (commit(a, e))
 		goto out;
-	if ((t && ag_state_add_tenant(&a->st, t)) || ag_state_add_volume(&a->st, v)) {
+	if (t && ag_state_add_tenant(&a->st, t)) {
 		ag_fail(e, AG_E_INTERNAL, "out of memory (the volume is stored: restart to see it)");
-		t = NULL;
 		goto out;
 	}
 	t = NULL;
+	if (ag_state_add_volume(&a->st, v)) {
+		ag_fail(e, AG_E_INTERNAL, "out of memory (the volume is stored: restart to see it)");
+		goto out;
+	}
 	v = NULL;
 	rc = 0;
 out:
@@ -303,10 +314,12 @@ int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size, const ch
 		ag_fail(e, AG_E_NOTFOUND, "no volume %s", id);
 		goto out;
 	}
+	/* a volume stored before sizes were of 4096 keeps its size until it grows */
 	if (!size)
 		size = v->size;
-	if (size % AG_SIZE_ALIGN || size < v->size) {
-		ag_fail(e, AG_E_INVALID, "size: a multiple of 4096, at least the current %" PRIu64, v->size);
+	if (size != v->size && (size % AG_SIZE_ALIGN || size < v->size || size > AG_SIZE_MAX)) {
+		ag_fail(e, AG_E_INVALID, "size: a multiple of 4096, at least the current %" PRIu64
+			", at most 2^56", v->size);
 		goto out;
 	}
 	if (!policy) {
@@ -347,7 +360,7 @@ int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size, const ch
 	ag_volume_release(v);
 	*v = next;
 	next.runs = NULL;
-	a->st.generation++;
+	v->changed = ++a->st.generation;
 	rc = 0;
 	goto out;
 undo:
@@ -422,9 +435,13 @@ int ag_tenant_create(struct ag_agent *a, const char *id, const char *token_sha25
 	} else if (!ag_db_begin(a->db, e)) {
 		if (ag_db_put_tenant(a->db, t, e))
 			ag_db_rollback(a->db);
-		else if (!commit(a, e) && !ag_state_add_tenant(&a->st, t)) {
-			t = NULL;
-			rc = 0;
+		else if (!commit(a, e)) {
+			if (ag_state_add_tenant(&a->st, t)) {
+				ag_fail(e, AG_E_INTERNAL, "out of memory (the tenant is stored: restart to see it)");
+			} else {
+				t = NULL;
+				rc = 0;
+			}
 		}
 	}
 	pthread_rwlock_unlock(&a->st.lock);

@@ -64,6 +64,7 @@ struct ag_volume_spec {
 	uint64_t size;
 	const char *policy;	/* target arguments */
 	const char *apolicy;	/* the words the agent applies (model.h), "" for none */
+	bool make_tenant;	/* a tenant not yet known is made, bare (the console) */
 };
 
 /* The policy is stored with its scaled rates at the volume's size. */

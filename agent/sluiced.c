@@ -90,7 +90,8 @@ static int op_create(struct ag_agent *a, char **args, struct ag_err *e)
 {
 	struct ag_volume_spec s = { .id = args[0], .tenant = args[1], .pool = args[2],
 				    .policy = args[4] ? args[4] : "",
-				    .apolicy = args[4] && args[5] ? args[5] : "" };
+				    .apolicy = args[4] && args[5] ? args[5] : "",
+				    .make_tenant = true };
 	int rc;
 
 	if (parse_size(args[3], &s.size))

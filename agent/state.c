@@ -172,7 +172,7 @@ int ag_state_add_volume(struct ag_state *st, struct ag_volume *v)
 	t = ag_state_tenant(st, v->tenant);
 	if (t)
 		t->nr_volumes++;
-	st->generation++;
+	v->changed = ++st->generation;
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 
 struct entry {
 	char name[AG_ID_MAX + 300];	/* "<who> <key>": the map's id */
+	char who[AG_ID_MAX + 1];
 	uint32_t fingerprint;		/* of the method, path and body */
 	int64_t at;
 	bool done;
@@ -20,9 +21,15 @@ struct entry {
 	struct entry *older, *newer;	/* in the order they came */
 };
 
+struct caller {
+	char who[AG_ID_MAX + 1];
+	size_t nr;
+};
+
 struct ap_idem {
 	pthread_mutex_t lock;
 	struct ag_idmap map;
+	struct ag_idmap callers;	/* who -> struct caller: the keys each holds */
 	struct entry *oldest, *newest;
 };
 
@@ -35,8 +42,29 @@ struct ap_idem *ap_idem_new(void)
 	return t;
 }
 
+static struct caller *caller_of(struct ap_idem *t, const char *who)
+{
+	struct caller *c = ag_idmap_get(&t->callers, who);
+
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return NULL;
+		snprintf(c->who, sizeof(c->who), "%s", who);
+		if (ag_idmap_put(&t->callers, c->who, c)) {
+			free(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
 static void unlink_entry(struct ap_idem *t, struct entry *e)
 {
+	struct caller *c = ag_idmap_get(&t->callers, e->who);
+
+	if (c && c->nr)
+		c->nr--;
 	if (e->older)
 		e->older->newer = e->newer;
 	else
@@ -54,9 +82,17 @@ void ap_idem_free(struct ap_idem *t)
 {
 	if (!t)
 		return;
+	void **all;
+	size_t i;
+
 	while (t->oldest)
 		unlink_entry(t, t->oldest);
 	ag_idmap_destroy(&t->map);
+	all = ag_idmap_values(&t->callers);
+	for (i = 0; all && i < t->callers.nr; i++)
+		free(all[i]);
+	free(all);
+	ag_idmap_destroy(&t->callers);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -93,7 +129,8 @@ bool ap_idem_begin(struct ap_idem *t, const char *who, const struct ap_request *
 		   struct ap_response *resp)
 {
 	const char *key = req->idempotency_key;
-	struct entry *e;
+	struct entry *e, *o;
+	struct caller *c;
 	char name[sizeof(e->name)];
 	bool answered = true;
 
@@ -117,13 +154,22 @@ bool ap_idem_begin(struct ap_idem *t, const char *who, const struct ap_request *
 		*resp = e->resp;
 		resp->body = e->resp.body ? strdup(e->resp.body) : NULL;
 		resp->replayed = true;
-	} else if (t->map.nr >= AP_IDEM_MAX) {
+	} else if (t->map.nr >= AP_IDEM_MAX || !(c = caller_of(t, who))) {
 		/* every slot taken by requests still being answered: no promise is made */
 		answered = false;
 	} else {
-		e = calloc(1, sizeof(*e));
+		/* a caller's keys make room for its own: one caller cannot push out another's */
+		for (o = t->oldest; o && c->nr >= AP_IDEM_PER_CALLER; ) {
+			struct entry *next = o->newer;
+
+			if (o->done && !strcmp(o->who, who))
+				unlink_entry(t, o);
+			o = next;
+		}
+		e = c->nr < AP_IDEM_PER_CALLER ? calloc(1, sizeof(*e)) : NULL;
 		if (e) {
 			snprintf(e->name, sizeof(e->name), "%s", name);
+			snprintf(e->who, sizeof(e->who), "%s", who);
 			e->fingerprint = fingerprint(req);
 			e->at = now_s();
 			if (ag_idmap_put(&t->map, e->name, e)) {
@@ -135,6 +181,7 @@ bool ap_idem_begin(struct ap_idem *t, const char *who, const struct ap_request *
 				else
 					t->oldest = e;
 				t->newest = e;
+				c->nr++;
 			}
 		}
 		answered = false;

@@ -6,8 +6,10 @@
  * 409; the same key with another request (method, path or body) is 422, and
  * while the first is still being answered, 409. Keys are a caller's own
  * (the admin's and each tenant's apart), kept in memory for 24 hours, at most
- * AP_IDEM_MAX of them (the oldest go first); a restart forgets them. An
- * answer of 5xx is not kept, so that a retry tries again.
+ * AP_IDEM_PER_CALLER of one caller's (its own oldest make room, so that a
+ * tenant's flood never pushes out the admin's) and AP_IDEM_MAX in all; a
+ * restart forgets them. An answer of 5xx is not kept, so that a retry tries
+ * again.
  */
 #ifndef SLUICE_API_IDEM_H
 #define SLUICE_API_IDEM_H
@@ -16,7 +18,8 @@
 
 #include "api.h"
 
-#define AP_IDEM_MAX 10000
+#define AP_IDEM_MAX 20000
+#define AP_IDEM_PER_CALLER 256
 #define AP_IDEM_TTL_S (24 * 3600)
 
 struct ap_idem;

@@ -17,26 +17,41 @@
 #define POLICY_MAX AG_POLICY_MAX
 #define APOLICY_MAX AG_APOLICY_MAX
 
-/* The volumes the caller may see (of one tenant, or all), as shown. */
-static json_t *volume_items(struct ap_call *c, const char *tenant)
+/*
+ * A page of the volumes the caller may see (of one tenant, or all), in id
+ * order after the given id: only the page's volumes are shown (rendered),
+ * whatever the number of volumes.
+ */
+static json_t *volume_page(struct ap_call *c, const char *tenant, size_t limit, const char *after)
 {
-	json_t *items = json_array();
+	json_t *items = json_array(), *page;
+	const char *next = NULL;
+	char etag[16], last[AG_ID_MAX + 1] = "";
 	void **all;
-	size_t i, n;
-	char etag[16];
+	size_t i, n, taken = 0;
 
 	pthread_rwlock_rdlock(&c->st->lock);
 	all = ag_state_sorted(&c->st->vols, &n);
 	for (i = 0; i < n; i++) {
 		const struct ag_volume *v = all[i];
 
-		if ((c->who.admin || !strcmp(c->who.tenant, v->tenant)) &&
-		    (!tenant || !strcmp(v->tenant, tenant)))
-			json_array_append_new(items, ap_volume_json(v, etag));
+		if ((!c->who.admin && strcmp(c->who.tenant, v->tenant)) ||
+		    (tenant && strcmp(v->tenant, tenant)) || (after && strcmp(v->id, after) <= 0))
+			continue;
+		if (taken == limit) {
+			next = last;
+			break;
+		}
+		json_array_append_new(items, ap_volume_json(v, etag));
+		strcpy(last, v->id);
+		taken++;
 	}
 	pthread_rwlock_unlock(&c->st->lock);
 	free(all);
-	return items;
+	page = json_pack("{s:o, s:s?}", "items", items, "next", next);
+	if (page && !next)
+		json_object_set_new(page, "next", json_null());
+	return page;
 }
 
 void ap_list_volumes(struct ap_call *c)
@@ -46,7 +61,7 @@ void ap_list_volumes(struct ap_call *c)
 
 	if (ap_page(c, &limit, &after))
 		return;
-	ap_reply(c, 200, ap_page_of(volume_items(c, NULL), limit, after));
+	ap_reply(c, 200, volume_page(c, NULL, limit, after));
 }
 
 static bool tenant_visible(struct ap_call *c)
@@ -68,7 +83,7 @@ void ap_list_tenant_volumes(struct ap_call *c)
 
 	if (!tenant_visible(c) || ap_page(c, &limit, &after))
 		return;
-	ap_reply(c, 200, ap_page_of(volume_items(c, c->arg), limit, after));
+	ap_reply(c, 200, volume_page(c, c->arg, limit, after));
 }
 
 /* The tenant's ceilings, as an object (NULL: none set). */
@@ -137,7 +152,8 @@ static bool size_of(struct ap_call *c, json_t *j, uint64_t *size)
 		return false;
 	}
 	/* 4096: a 4Kn disk refuses a table of any other length (AG_SIZE_ALIGN) */
-	if (!json_is_integer(j) || (v = json_integer_value(j)) <= 0 || v % AG_SIZE_ALIGN) {
+	if (!json_is_integer(j) || (v = json_integer_value(j)) <= 0 || v % AG_SIZE_ALIGN ||
+	    (uint64_t)v > AG_SIZE_MAX) {
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "size_bytes: a positive multiple of 4096");
 		return false;
 	}

@@ -292,6 +292,17 @@ static void api_idempotency_key_replays_a_create(void)
 	free(r3.body);
 	CHECK(post_keyed(ctok[1], "/v1/tenants/t1/volumes", "bad key", body, &r3) == 400);
 	free(r3.body);
+	/* another caller's flood of keys does not push out this one's */
+	for (i = 0; i < 2 * AP_IDEM_PER_CALLER; i++) {
+		char key[24];
+
+		snprintf(key, sizeof(key), "flood-%d", i);
+		CHECK(post_keyed(ctok[1], "/v1/tenants", key, "{\"id\":\"x\"}", &r3) == 403);
+		free(r3.body);
+	}
+	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/volumes", "retry-1", body, &r2) == 201);
+	CHECK(r2.replayed);
+	free(r2.body);
 	CHECK_EQ_U64(agent.st.vols.nr, 2);
 	free(first);
 	ap_idem_free(cctx.idem);

@@ -308,7 +308,44 @@ static void db_failed_fsync_is_an_unknown_outcome(void)
 	cleanup();
 }
 
+/*
+ * A volume stored with a size of 512s (before sizes were of 4096) can still
+ * have its policy changed; a size past what the extents can count is
+ * refused, and the store stays readable.
+ */
+static void db_sizes_old_and_huge(void)
+{
+	struct ag_volume_spec s = { .id = "big", .tenant = "acme", .pool = "p0",
+				    .size = 18446744073709547520ULL, .policy = "", .apolicy = "" };
+	struct ag_model m;
+	struct ag_agent a;
+	struct ag_err e;
+	char err[256];
+	json_t *j = json_loads(DOC, 0, NULL);
+
+	fresh_dir();
+	CHECK(j);
+	json_object_set_new(json_object_get(json_object_get(j, "volumes"), "v1"), "size",
+			    json_integer(67108352));
+	CHECK(ag_model_from_json(&m, j, err, sizeof(err)) == 0);
+	json_decref(j);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0 && ag_state_replace(&a, &m, &e) == 0);
+	ag_model_free(&m);
+	CHECK(ag_volume_change(&a, "v1", 0, "riops=9", "", &e) == 0);
+	CHECK(ag_volume_change(&a, "v1", 67108352 + 1024, NULL, NULL, &e) == -1 && e.code == AG_E_INVALID);
+	CHECK(ag_volume_create(&a, &s, &e) == -1 && e.code == AG_E_INVALID);
+	s.size = 1ULL << 60;
+	CHECK(ag_volume_create(&a, &s, &e) == -1 && e.code == AG_E_INVALID);
+	CHECK(ag_volume_change(&a, "v1", 18446744073709547520ULL, NULL, NULL, &e) == -1);
+	ag_agent_close(&a);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
+	CHECK(!strcmp(ag_state_volume(&a.st, "v1")->policy, "riops=9"));
+	ag_agent_close(&a);
+	cleanup();
+}
+
 static const struct unit_test tests[] = {
+	UNIT_TEST(db_sizes_old_and_huge),
 	UNIT_TEST(db_changes_survive_a_reopen),
 	UNIT_TEST(db_damaged_row_stops_the_agent_and_is_kept),
 	UNIT_TEST(db_garbage_file_stops_the_agent_and_is_kept),

@@ -154,18 +154,29 @@ static int configure(struct ag_db *db, struct ag_err *e)
 
 static int first_store(struct ag_db *db, struct ag_err *e);
 
-int ag_db_open(struct ag_db **out, const char *dir, unsigned int lock_wait_s, struct ag_err *e)
+/* A handle of dir, not open yet; NULL with e set. */
+static struct ag_db *db_new(const char *dir, struct ag_err *e)
 {
 	struct ag_db *db = calloc(1, sizeof(*db));
-	char path[512];
 
-	*out = NULL;
 	if (!db || !(db->dir = strdup(dir))) {
 		free(db);
-		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+		ag_fail(e, AG_E_INTERNAL, "out of memory");
+		return NULL;
 	}
 	db->lock_fd = -1;
 	pthread_mutex_init(&db->tx, NULL);
+	return db;
+}
+
+int ag_db_open(struct ag_db **out, const char *dir, unsigned int lock_wait_s, struct ag_err *e)
+{
+	struct ag_db *db = db_new(dir, e);
+	char path[512];
+
+	*out = NULL;
+	if (!db)
+		return -1;
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		ag_fail(e, AG_E_INTERNAL, "%s: %s", dir, strerror(errno));
 		goto fail;
@@ -175,13 +186,10 @@ int ag_db_open(struct ag_db **out, const char *dir, unsigned int lock_wait_s, st
 	snprintf(path, sizeof(path), "%s/" AG_DB_FILE, dir);
 	if (access(path, F_OK) && first_store(db, e))
 		goto fail;
+	/* a new state.db's directory entry was synced when it was made, the WAL's by SQLite */
 	if (open_handle(db, path, SQLITE_OPEN_READWRITE, e) || check_existing(db, e) ||
 	    configure(db, e))
 		goto fail;
-	if (sync_dir(dir)) {
-		ag_fail(e, AG_E_INTERNAL, "%s: syncing the directory: %s", dir, strerror(errno));
-		goto fail;
-	}
 	*out = db;
 	return 0;
 fail:
@@ -191,16 +199,12 @@ fail:
 
 int ag_db_open_readonly(struct ag_db **out, const char *dir, struct ag_err *e)
 {
-	struct ag_db *db = calloc(1, sizeof(*db));
+	struct ag_db *db = db_new(dir, e);
 	char path[512];
 
 	*out = NULL;
-	if (!db || !(db->dir = strdup(dir))) {
-		free(db);
-		return ag_fail(e, AG_E_INTERNAL, "out of memory");
-	}
-	db->lock_fd = -1;
-	pthread_mutex_init(&db->tx, NULL);
+	if (!db)
+		return -1;
 	db->broken = true;	/* never written through */
 	snprintf(path, sizeof(path), "%s/" AG_DB_FILE, dir);
 	if (access(path, F_OK)) {

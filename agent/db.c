@@ -328,9 +328,17 @@ int ag_db_put_pool(struct ag_db *db, const struct ag_pool *p, struct ag_err *e)
 
 int ag_db_put_tenant(struct ag_db *db, const struct ag_tenant *t, struct ag_err *e)
 {
-	const char *f[] = { t->id, t->token_sha256, t->ceilings ? t->ceilings : "{}" };
+	json_t *ceilings = ag_ceilings_to_json(&t->ceilings);
+	char *text = ceilings ? json_dumps(ceilings, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	const char *f[] = { t->id, t->token_sha256, text };
+	int rc;
 
-	return run(db, "INSERT OR REPLACE INTO tenants VALUES(?, ?, ?, ?)", f, 3, true, e);
+	json_decref(ceilings);
+	if (!text)
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	rc = run(db, "INSERT OR REPLACE INTO tenants VALUES(?, ?, ?, ?)", f, 3, true, e);
+	free(text);
+	return rc;
 }
 
 int ag_db_del_tenant(struct ag_db *db, const char *id, struct ag_err *e)
@@ -342,14 +350,21 @@ int ag_db_del_tenant(struct ag_db *db, const char *id, struct ag_err *e)
 
 int ag_db_put_volume(struct ag_db *db, const struct ag_volume *v, struct ag_err *e)
 {
-	char size[24], wiped[24], since[24], *runs = malloc(v->nr_runs * 44 + 1);
-	const char *f[] = { v->id, v->tenant, v->pool, size, runs, v->policy, v->apolicy,
+	char size[24], wiped[24], since[24], policy[AG_POLICY_MAX], words[AG_APOLICY_MAX];
+	char *runs;
+	const char *f[] = { v->id, v->tenant, v->pool, size, NULL, policy, words,
 			    v->deleting ? "deleting" : "ready", wiped, since };
 	size_t i, off = 0;
 	int rc;
 
+	/* the store's text of the policy: what is in force, and the agent's words */
+	if (ag_policy_format(&v->policy, v->size, v->pool, policy, sizeof(policy), words,
+			     sizeof(words), e))
+		return -1;
+	runs = malloc(v->nr_runs * 44 + 1);
 	if (!runs)
 		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	f[4] = runs;
 	runs[0] = '\0';
 	for (i = 0; i < v->nr_runs; i++)
 		off += (size_t)sprintf(runs + off, "%s%" PRIu64 ":%" PRIu64, i ? "," : "",

@@ -27,166 +27,6 @@ static int bad(char *err, size_t errlen, const char *what, const char *id)
 	return -1;
 }
 
-/* The policy words, parsed by the target's own parser. */
-static int check_policy(const char *policy, char *why, size_t len)
-{
-	char buf[1024], *argv[64], *save = NULL, *w;
-	unsigned int n = 0;
-	struct sl_config cfg;
-	const char *err = NULL, *badarg = NULL;
-
-	if (strlen(policy) >= sizeof(buf))
-		return snprintf(why, len, "policy too long"), -1;
-	strcpy(buf, policy);
-	for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		if (n == 64 || !strncmp(w, "pool=", 5) || !strncmp(w, "tenant=", 7))
-			return snprintf(why, len, "bad policy word '%s'", w), -1;
-		argv[n++] = w;
-	}
-	sl_config_init(&cfg);
-	/* with a pool, as the table will have one */
-	strcpy(cfg.pool, "p");
-	if (sl_config_parse(&cfg, SL_PARSE_SET, n, argv, &err, &badarg))
-		return snprintf(why, len, "policy: %s", err), -1;
-	return 0;
-}
-
-int ag_policy_check(const char *policy, char *why, size_t len)
-{
-	return check_policy(policy, why, len);
-}
-
-static const char *const scaled_rates[] = { "bps", "rbps", "wbps", "iops", "riops", "wiops" };
-
-#define SCALE_VALUE_MAX (1ULL << 53)
-#define NR_SCALED (sizeof(scaled_rates) / sizeof(scaled_rates[0]))
-
-#define DIRTY_WORD ((int)NR_SCALED)	/* the index of dirty_bytes_max */
-
-/*
- * One agent_policy word: a scaled rate's index, with its rate per GiB and
- * floor; DIRTY_WORD with the bytes in *a; -1 for a bad word.
- */
-static int apolicy_word(const char *w, uint64_t *a, uint64_t *b)
-{
-	char rate[8], tail;
-	unsigned long long x, y;
-	size_t i;
-
-	if (strchr(w, '-') || strchr(w, '+'))
-		return -1;
-	if (sscanf(w, "dirty_bytes_max=%llu%c", &x, &tail) == 1) {
-		if (x < 1 || x > SCALE_VALUE_MAX)
-			return -1;
-		*a = x;
-		*b = 0;
-		return DIRTY_WORD;
-	}
-	if (sscanf(w, "%7[a-z]=%llu:%llu%c", rate, &x, &y, &tail) != 3 ||
-	    x < 1 || x > SCALE_VALUE_MAX || y > SCALE_VALUE_MAX)
-		return -1;
-	for (i = 0; i < NR_SCALED; i++)
-		if (!strcmp(rate, scaled_rates[i])) {
-			*a = x;
-			*b = y;
-			return (int)i;
-		}
-	return -1;
-}
-
-int ag_apolicy_check(const char *apolicy, char *why, size_t len)
-{
-	char buf[AG_APOLICY_MAX], *save = NULL, *w;
-	unsigned int seen = 0;
-	uint64_t a, b;
-	int i;
-
-	if (strlen(apolicy) >= sizeof(buf))
-		return snprintf(why, len, "agent_policy too long"), -1;
-	strcpy(buf, apolicy);
-	for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		i = apolicy_word(w, &a, &b);
-		if (i < 0 || seen & (1u << i))
-			return snprintf(why, len, "bad agent_policy word '%s'", w), -1;
-		seen |= 1u << i;
-	}
-	return 0;
-}
-
-uint64_t ag_apolicy_dirty_max(const char *apolicy)
-{
-	char buf[AG_APOLICY_MAX], *save = NULL, *w;
-	uint64_t a, b;
-
-	snprintf(buf, sizeof(buf), "%s", apolicy);
-	for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save))
-		if (apolicy_word(w, &a, &b) == DIRTY_WORD)
-			return a;
-	return 0;
-}
-
-int ag_policy_scaled(const char *policy, const char *apolicy, uint64_t size, char *out,
-		     size_t len, char *why, size_t wlen)
-{
-	char words[AG_POLICY_MAX], extra[NR_SCALED + 1][48], sbuf[AG_APOLICY_MAX], *argv[64];
-	char *save = NULL, *w;
-	unsigned int n = 0, k = 0, scaled = 0;
-	struct sl_config cfg;
-	const char *err = NULL, *badarg = NULL;
-	uint64_t a, b, v;
-	int i;
-
-	if (ag_apolicy_check(apolicy, why, wlen))
-		return -1;
-	if (strlen(policy) >= sizeof(words))
-		return snprintf(why, wlen, "policy too long"), -1;
-	/* the agent's words first: each scaled rate at this size, and dirty_strict */
-	strcpy(sbuf, apolicy);
-	for (w = strtok_r(sbuf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		i = apolicy_word(w, &a, &b);
-		if (i == DIRTY_WORD) {
-			/* the bdi's own share holds below the free-run point too */
-			snprintf(extra[k], sizeof(extra[k]), "dirty_strict=1");
-		} else {
-			scaled |= 1u << i;
-			v = sl_mul_div(a, size, 1ULL << 30);
-			if (v < b)
-				v = b;
-			if (v < 1)
-				v = 1;
-			if (v > SCALE_VALUE_MAX)
-				v = SCALE_VALUE_MAX;
-			snprintf(extra[k], sizeof(extra[k]), "%s=%llu", scaled_rates[i],
-				 (unsigned long long)v);
-		}
-		argv[n++] = extra[k++];
-	}
-	strcpy(words, policy);
-	save = NULL;
-	for (w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		if (n == 64 || !strncmp(w, "pool=", 5) || !strncmp(w, "tenant=", 7))
-			return snprintf(why, wlen, "bad policy word '%s'", w), -1;
-		/*
-		 * a scaled rate's old value gives way to the one computed above,
-		 * and dirty_strict follows dirty_bytes_max
-		 */
-		for (i = 0; i < (int)NR_SCALED; i++)
-			if (scaled & (1u << i) && !strncmp(w, scaled_rates[i], strlen(scaled_rates[i])) &&
-			    w[strlen(scaled_rates[i])] == '=')
-				break;
-		if (i == (int)NR_SCALED && strncmp(w, "dirty_strict=", 13))
-			argv[n++] = w;
-	}
-	sl_config_init(&cfg);
-	strcpy(cfg.pool, "p");
-	if (sl_config_parse(&cfg, SL_PARSE_SET, n, argv, &err, &badarg))
-		return snprintf(why, wlen, "policy: %s", err), -1;
-	cfg.pool[0] = '\0';
-	if (sl_config_format(&cfg, out, len) < 0)
-		return snprintf(why, wlen, "policy too long"), -1;
-	return 0;
-}
-
 static int load_pools(struct ag_model *m, json_t *pools, char *err, size_t errlen)
 {
 	const char *name;
@@ -222,6 +62,7 @@ static int load_tenants(struct ag_model *m, json_t *tenants, char *err, size_t e
 {
 	const char *id, *hash;
 	json_t *t, *ceil;
+	struct ag_err e;
 
 	if (!tenants)
 		return 0;
@@ -242,9 +83,10 @@ static int load_tenants(struct ag_model *m, json_t *tenants, char *err, size_t e
 			return bad(err, errlen, "bad tenant", id);
 		strcpy(ten->id, id);
 		strcpy(ten->token_sha256, hash ? hash : "");
-		ten->ceilings = ceil ? json_dumps(ceil, JSON_COMPACT | JSON_SORT_KEYS) : strdup("{}");
-		if (!ten->ceilings)
-			return bad(err, errlen, "out of memory", NULL);
+		if (ceil && ag_ceilings_from_json(&ten->ceilings, ceil, &e)) {
+			snprintf(err, errlen, "state: tenant %s: %s", id, e.msg);
+			return -1;
+		}
 		m->nr_tenants++;
 	}
 	return 0;
@@ -279,7 +121,8 @@ static int load_volume(struct ag_model *m, const char *id, json_t *j, char *err,
 	json_t *runs;
 	json_int_t size, wiped = 0, since = 0;
 	uint64_t ext = 0;
-	char why[160];
+	struct sl_config in_force;
+	struct ag_err e;
 	size_t i;
 
 	if (!ag_valid_id(id))
@@ -302,14 +145,14 @@ static int load_volume(struct ag_model *m, const char *id, json_t *j, char *err,
 	if (size < 512 || size % 512 || (uint64_t)size > ext * AG_EXTENT_BYTES)
 		return bad(err, errlen, "size does not fit the runs of volume", id);
 	v->size = (uint64_t)size;
-	if (strlen(policy) >= sizeof(v->policy) || check_policy(policy, why, sizeof(why))) {
-		snprintf(err, errlen, "state: volume %s: %s", id, why);
+	if (json_unpack(j, "{s?s}", "agent_policy", &apolicy))
+		return bad(err, errlen, "bad agent_policy of volume", id);
+	/* each word, and the whole as it is in force at the volume's size */
+	if (ag_policy_parse(&v->policy, policy, apolicy, &e) ||
+	    ag_policy_in_force(&v->policy, v->size, v->pool, &in_force, &e)) {
+		snprintf(err, errlen, "state: volume %s: %s", id, e.msg);
 		return -1;
 	}
-	strcpy(v->policy, policy);
-	if (json_unpack(j, "{s?s}", "agent_policy", &apolicy) || ag_apolicy_check(apolicy, why, sizeof(why)))
-		return bad(err, errlen, "bad agent_policy of volume", id);
-	strcpy(v->apolicy, apolicy);
 	if (json_unpack(j, "{s?I, s?I}", "wiped", &wiped, "deleting_since", &since) || wiped < 0 ||
 	    (uint64_t)wiped > ext * AG_EXTENT_BYTES)
 		return bad(err, errlen, "bad delete progress of volume", id);
@@ -382,8 +225,6 @@ void ag_model_free(struct ag_model *m)
 
 	for (i = 0; i < m->nr_vols; i++)
 		free(m->vols[i].runs);
-	for (i = 0; i < m->nr_tenants; i++)
-		free(m->tenants[i].ceilings);
 	free(m->vols);
 	free(m->pools);
 	free(m->tenants);
@@ -424,19 +265,14 @@ int ag_data_table(const struct ag_volume *v, const char *pool_devno, char *buf,
 int ag_sluice_table(const struct ag_volume *v, const char *data_dev, char *buf,
 		    size_t len)
 {
-	char words[1400], canon[SL_FORMAT_MAX], *argv[64], *save = NULL, *w;
+	char canon[SL_FORMAT_MAX];
 	struct sl_config cfg;
-	const char *err, *badarg;
-	unsigned int n = 0;
+	struct ag_err e;
 	int nw;
 
-	snprintf(words, sizeof(words), "%s%spool=%s tenant=%s", v->policy,
-		 v->policy[0] ? " " : "", v->pool, v->tenant);
-	for (w = strtok_r(words, " ", &save); w && n < 64; w = strtok_r(NULL, " ", &save))
-		argv[n++] = w;
-	sl_config_init(&cfg);
-	if (sl_config_parse(&cfg, SL_PARSE_TABLE, n, argv, &err, &badarg))
+	if (ag_policy_in_force(&v->policy, v->size, v->pool, &cfg, &e))
 		return -1;
+	snprintf(cfg.tenant, sizeof(cfg.tenant), "%s", v->tenant);
 	nw = sl_config_format(&cfg, canon, sizeof(canon));
 	if (nw < 0)
 		return -1;

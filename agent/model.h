@@ -12,21 +12,10 @@
  *                          "agent_policy": "<words>",       (optional)
  *                          "state": "ready" | "deleting" } }
  *
- * Names and ids are 1 to 48 of [a-z0-9-], not ending in "-data". The policy
- * is kept as the target's own canonical arguments (without pool and tenant,
- * which come from the volume), so it is checked by the target's parser.
- *
- * "agent_policy" holds the parts of a policy that the agent applies itself,
- * space-separated words, each key at most once:
- * - "<rate>=<per GiB>:<floor>", rate one of bps rbps wbps iops riops wiops:
- *   a rate that scales with the size (Cinder's *_per_gb). It is
- *   per_gib * size / 2^30, rounded down, and at least the floor and at
- *   least 1 (a rate of 0 would be no limit at all). "policy" always holds
- *   the rates in force, scaled ones included, recomputed whenever the size
- *   or agent_policy changes.
- * - "dirty_bytes_max=<bytes>": the most page cache the volume may hold
- *   dirty, which the dirty monitor enforces (monitor.h) with the target's
- *   dirty_strict=1, which "policy" then holds.
+ * Names and ids are 1 to 48 of [a-z0-9-], not ending in "-data". "policy"
+ * holds the target's arguments in force (without pool and tenant, which
+ * come from the volume) and "agent_policy" the agent's own words: see
+ * policy.h, which reads and writes them.
  */
 #ifndef SLUICE_AGENT_MODEL_H
 /*
@@ -47,10 +36,11 @@
 #include <stdint.h>
 
 #include "extent.h"
+#include "policy.h"
 
 #define AG_ID_MAX 48
-#define AG_POLICY_MAX 1024	/* the longest policy string, NUL included */
-#define AG_APOLICY_MAX 256	/* the longest agent_policy string, NUL included */
+#define AG_POLICY_MAX SL_FORMAT_MAX	/* the longest policy text, NUL included */
+#define AG_APOLICY_MAX 256	/* the longest agent_policy text, NUL included */
 
 struct ag_pool {
 	char name[AG_ID_MAX + 1];
@@ -64,7 +54,7 @@ struct ag_pool {
 struct ag_tenant {
 	char id[AG_ID_MAX + 1];
 	char token_sha256[AG_HASH_HEX + 1];	/* "" for none: no token reaches it */
-	char *ceilings;		/* a JSON object, compact (malloc'd) */
+	struct ag_ceilings ceilings;
 	size_t nr_volumes;	/* in the agent's state: its volumes, deleting ones too */
 };
 
@@ -80,8 +70,7 @@ struct ag_volume {
 	uint64_t size;
 	struct ag_run *runs;
 	size_t nr_runs;
-	char policy[AG_POLICY_MAX];
-	char apolicy[AG_APOLICY_MAX];	/* "agent_policy" */
+	struct ag_policy policy;	/* as its owner asked: in force at size, in pool */
 	bool deleting;
 	/* a delete's progress: bytes of its runs (in order) zeroed, durable */
 	uint64_t wiped;
@@ -104,23 +93,6 @@ struct ag_model {
 };
 
 bool ag_valid_id(const char *id);
-
-/* A policy (table arguments) as the target's parser takes it, with a pool. */
-int ag_policy_check(const char *policy, char *why, size_t len);
-
-/* An agent_policy string (see above): 0, or -1 with a message in why. */
-int ag_apolicy_check(const char *apolicy, char *why, size_t len);
-
-/* Its dirty_bytes_max, 0 when it has none. */
-uint64_t ag_apolicy_dirty_max(const char *apolicy);
-
-/*
- * The policy in force for a volume of size bytes: policy with each scaled
- * rate set, in the target's canonical order, checked by its rules. 0, or -1
- * with a message in why (a rate the target refuses, by its name).
- */
-int ag_policy_scaled(const char *policy, const char *apolicy, uint64_t size, char *out,
-		     size_t len, char *why, size_t wlen);
 
 /* Read and check a state object. 0, or -1 with a message in err. */
 int ag_model_from_json(struct ag_model *m, json_t *state, char *err, size_t errlen);

@@ -260,7 +260,7 @@ static struct vol_seen *volumes_now(struct ag_state *st, size_t *n, uint64_t *ge
 		strcpy(out[*n].id, v->id);
 		strcpy(out[*n].tenant, v->tenant);
 		out[*n].changed = v->changed;
-		out[(*n)++].dirty_max = ag_apolicy_dirty_max(v->apolicy);
+		out[(*n)++].dirty_max = v->policy.dirty_bytes_max;
 	}
 	if (out && st->vols.nr && !all) {
 		free(out);

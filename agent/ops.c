@@ -185,15 +185,23 @@ static uint64_t extents_for(uint64_t size)
 	return (size + AG_EXTENT_BYTES - 1) / AG_EXTENT_BYTES;
 }
 
-/* The policy in force at size, into buf (AG_POLICY_MAX). */
-static int in_force(const char *policy, const char *apolicy, uint64_t size, char *buf,
-		    struct ag_err *e)
+/*
+ * Whether a policy may be had by a volume of size bytes in pool: in force by
+ * the target's rules and, when its tenant asks, within the tenant's
+ * ceilings (t NULL: none). The caller holds the state's lock.
+ */
+static int policy_ok(const struct ag_policy *policy, uint64_t size, const char *pool,
+		     const struct ag_tenant *t, bool by_tenant, struct ag_err *e)
 {
-	char why[200];
+	struct sl_config in_force;
+	char msg[sizeof(e->msg) + 8];
 
-	if (ag_policy_scaled(policy, apolicy, size, buf, AG_POLICY_MAX, why, sizeof(why)))
-		return ag_fail(e, AG_E_INVALID, "%s", why);
-	return 0;
+	if (!ag_policy_in_force(policy, size, pool, &in_force, e) &&
+	    (!by_tenant || !t || !ag_policy_within(&in_force, policy->dirty_bytes_max, &t->ceilings, e)))
+		return 0;
+	/* "policy: <field>: <what>", the field's path in a request */
+	snprintf(msg, sizeof(msg), "policy: %s", e->msg);
+	return ag_fail(e, e->code, "%.399s", msg);
 }
 
 /* A tenant record that none has made yet: a volume made at the console names it. */
@@ -201,14 +209,8 @@ static struct ag_tenant *bare_tenant(const char *id)
 {
 	struct ag_tenant *t = calloc(1, sizeof(*t));
 
-	if (t) {
+	if (t)
 		strcpy(t->id, id);
-		t->ceilings = strdup("{}");
-		if (!t->ceilings) {
-			free(t);
-			t = NULL;
-		}
-	}
 	return t;
 }
 
@@ -228,14 +230,10 @@ int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct 
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return ag_fail(e, AG_E_INTERNAL, "out of memory");
-	if (in_force(s->policy, s->apolicy, s->size, v->policy, e)) {
-		free(v);
-		return -1;
-	}
 	strcpy(v->id, s->id);
 	strcpy(v->tenant, s->tenant);
 	snprintf(v->pool, sizeof(v->pool), "%s", s->pool);
-	strcpy(v->apolicy, s->apolicy);
+	v->policy = s->policy;
 	v->size = s->size;
 	pthread_rwlock_wrlock(&a->st.lock);
 	p = ag_state_pool(&a->st, s->pool);
@@ -243,6 +241,9 @@ int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct 
 		ag_fail(e, AG_E_NOTFOUND, "pool: no pool %.64s", s->pool);
 		goto out;
 	}
+	if (policy_ok(&s->policy, s->size, p->name, ag_state_tenant(&a->st, s->tenant), s->by_tenant,
+		      e))
+		goto out;
 	if (ag_state_volume(&a->st, s->id)) {
 		ag_fail(e, AG_E_EXISTS, "volume %s exists", s->id);
 		goto out;
@@ -300,8 +301,8 @@ out:
 	return rc;
 }
 
-int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size, const char *policy,
-		     const char *apolicy, struct ag_err *e)
+int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size,
+		     const struct ag_policy *policy, bool by_tenant, struct ag_err *e)
 {
 	struct ag_volume next, *v;
 	struct ag_pool *p;
@@ -322,17 +323,15 @@ int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size, const ch
 			", at most 2^56", v->size);
 		goto out;
 	}
-	if (!policy) {
-		policy = v->policy;
-		apolicy = v->apolicy;
-	}
+	if (!policy)
+		policy = &v->policy;
+	if (policy_ok(policy, size, v->pool, ag_state_tenant(&a->st, v->tenant), by_tenant, e))
+		goto out;
 	if (ag_volume_copy(&next, v)) {
 		ag_fail(e, AG_E_INTERNAL, "out of memory");
 		goto out;
 	}
-	if (in_force(policy, apolicy, size, next.policy, e))
-		goto out;
-	snprintf(next.apolicy, sizeof(next.apolicy), "%s", apolicy);
+	next.policy = *policy;
 	p = ag_state_pool(&a->st, v->pool);
 	if (extents_for(size) > extents_for(v->size)) {
 		switch (ag_extmap_alloc(&p->map, extents_for(size) - extents_for(v->size), &next.runs,
@@ -412,7 +411,7 @@ out:
 }
 
 int ag_tenant_create(struct ag_agent *a, const char *id, const char *token_sha256,
-		     const char *ceilings, struct ag_err *e)
+		     const struct ag_ceilings *ceilings, struct ag_err *e)
 {
 	struct ag_tenant *t;
 	int rc = -1;
@@ -423,12 +422,8 @@ int ag_tenant_create(struct ag_agent *a, const char *id, const char *token_sha25
 	if (!t)
 		return ag_fail(e, AG_E_INTERNAL, "out of memory");
 	snprintf(t->token_sha256, sizeof(t->token_sha256), "%s", token_sha256);
-	free(t->ceilings);
-	t->ceilings = strdup(ceilings ? ceilings : "{}");
-	if (!t->ceilings) {
-		free(t);
-		return ag_fail(e, AG_E_INTERNAL, "out of memory");
-	}
+	if (ceilings)
+		t->ceilings = *ceilings;
 	pthread_rwlock_wrlock(&a->st.lock);
 	if (ag_state_tenant(&a->st, id)) {
 		ag_fail(e, AG_E_EXISTS, "tenant %s exists", id);

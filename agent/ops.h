@@ -62,26 +62,29 @@ int ag_pool_add(struct ag_agent *a, const char *name, const char *device, bool f
 struct ag_volume_spec {
 	const char *id, *tenant, *pool;
 	uint64_t size;
-	const char *policy;	/* target arguments */
-	const char *apolicy;	/* the words the agent applies (model.h), "" for none */
+	struct ag_policy policy;
 	bool make_tenant;	/* a tenant not yet known is made, bare (the console) */
+	bool by_tenant;		/* asked by its tenant: held to the tenant's ceilings */
 };
 
-/* The policy is stored with its scaled rates at the volume's size. */
+/*
+ * The policy is checked whole, in force at the volume's size, under the
+ * state's lock: within its tenant's ceilings as they are then.
+ */
 int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct ag_err *e);
 /*
  * A larger size (0: the same) and a new policy (NULL: the same), in one
  * change: the scaled rates are computed at the size that results, so a grow
  * whose rates the target refuses is refused whole.
  */
-int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size, const char *policy,
-		     const char *apolicy, struct ag_err *e);
+int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size,
+		     const struct ag_policy *policy, bool by_tenant, struct ag_err *e);
 /* Mark it deleting and hand it to the delete job (started, or run by the caller). */
 int ag_volume_delete(struct ag_agent *a, const char *id, struct ag_err *e);
 
-/* A tenant with its token hash and ceilings (JSON text). */
+/* A tenant with its token hash and ceilings (NULL: none). */
 int ag_tenant_create(struct ag_agent *a, const char *id, const char *token_sha256,
-		     const char *ceilings, struct ag_err *e);
+		     const struct ag_ceilings *ceilings, struct ag_err *e);
 /* Only a tenant without volumes. */
 int ag_tenant_delete(struct ag_agent *a, const char *id, struct ag_err *e);
 

@@ -89,13 +89,13 @@ static int parse_size(const char *text, uint64_t *size)
 static int op_create(struct ag_agent *a, char **args, struct ag_err *e)
 {
 	struct ag_volume_spec s = { .id = args[0], .tenant = args[1], .pool = args[2],
-				    .policy = args[4] ? args[4] : "",
-				    .apolicy = args[4] && args[5] ? args[5] : "",
 				    .make_tenant = true };
 	int rc;
 
 	if (parse_size(args[3], &s.size))
 		return ag_fail(e, AG_E_INVALID, "size: bytes, a number");
+	if (ag_policy_parse(&s.policy, args[4] ? args[4] : "", args[4] && args[5] ? args[5] : "", e))
+		return -1;
 	ag_volume_lock(a, s.id);
 	rc = ag_volume_create(a, &s, e);
 	ag_volume_unlock(a, s.id);
@@ -110,17 +110,20 @@ static int op_grow(struct ag_agent *a, char **args, struct ag_err *e)
 	if (parse_size(args[1], &size) || !size)
 		return ag_fail(e, AG_E_INVALID, "size: bytes, a number");
 	ag_volume_lock(a, args[0]);
-	rc = ag_volume_change(a, args[0], size, NULL, NULL, e);
+	rc = ag_volume_change(a, args[0], size, NULL, false, e);
 	ag_volume_unlock(a, args[0]);
 	return rc;
 }
 
 static int op_set(struct ag_agent *a, char **args, struct ag_err *e)
 {
+	struct ag_policy policy;
 	int rc;
 
+	if (ag_policy_parse(&policy, args[1], args[2] ? args[2] : "", e))
+		return -1;
 	ag_volume_lock(a, args[0]);
-	rc = ag_volume_change(a, args[0], 0, args[1], args[2] ? args[2] : "", e);
+	rc = ag_volume_change(a, args[0], 0, &policy, false, e);
 	ag_volume_unlock(a, args[0]);
 	return rc;
 }
@@ -174,7 +177,7 @@ static json_t *state_json(const struct ag_state *st)
 	all = ag_state_sorted(&st->tenants, &n);
 	for (i = 0; i < n; i++) {
 		const struct ag_tenant *t = all[i];
-		json_t *rec = json_pack("{s:o}", "ceilings", json_loads(t->ceilings, 0, NULL));
+		json_t *rec = json_pack("{s:o}", "ceilings", ag_ceilings_to_json(&t->ceilings));
 
 		if (t->token_sha256[0])
 			json_object_set_new(rec, "token_sha256", json_string(t->token_sha256));
@@ -184,16 +187,21 @@ static json_t *state_json(const struct ag_state *st)
 	all = ag_state_sorted(&st->vols, &n);
 	for (i = 0; i < n; i++) {
 		const struct ag_volume *v = all[i];
+		char policy[AG_POLICY_MAX] = "", words[AG_APOLICY_MAX] = "";
 		json_t *runs = json_array(), *j;
+		struct ag_err e;
 
+		if (ag_policy_format(&v->policy, v->size, v->pool, policy, sizeof(policy), words,
+				     sizeof(words), &e))
+			snprintf(policy, sizeof(policy), "? %s", e.msg);
 		for (size_t r = 0; r < v->nr_runs; r++)
 			json_array_append_new(runs, json_pack("[I, I]", (json_int_t)v->runs[r].start,
 							      (json_int_t)v->runs[r].count));
 		j = json_pack("{s:s, s:s, s:I, s:o, s:s, s:s}", "tenant", v->tenant, "pool", v->pool,
-			      "size", (json_int_t)v->size, "runs", runs, "policy", v->policy,
+			      "size", (json_int_t)v->size, "runs", runs, "policy", policy,
 			      "state", v->deleting ? "deleting" : "ready");
-		if (v->apolicy[0])
-			json_object_set_new(j, "agent_policy", json_string(v->apolicy));
+		if (words[0])
+			json_object_set_new(j, "agent_policy", json_string(words));
 		if (v->deleting)
 			json_object_set_new(j, "wiped", json_integer((json_int_t)v->wiped));
 		json_object_set_new(vols, v->id, j);
@@ -256,9 +264,14 @@ static int cmd_list(const char *dir)
 	all = ag_state_sorted(&st.vols, &n);
 	for (i = 0; i < n; i++) {
 		const struct ag_volume *v = all[i];
+		char policy[AG_POLICY_MAX] = "", words[AG_APOLICY_MAX] = "";
+		struct ag_err e;
 
+		if (ag_policy_format(&v->policy, v->size, v->pool, policy, sizeof(policy), words,
+				     sizeof(words), &e))
+			snprintf(policy, sizeof(policy), "?");
 		printf("%s %s %s %" PRIu64 " %s %s\n", v->id, v->tenant, v->pool, v->size,
-		       v->deleting ? "deleting" : "ready", v->policy[0] ? v->policy : "-");
+		       v->deleting ? "deleting" : "ready", policy[0] ? policy : "-");
 	}
 	free(all);
 	ag_state_destroy(&st);

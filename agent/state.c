@@ -29,10 +29,7 @@ void ag_volume_free(struct ag_volume *v)
 
 void ag_tenant_free(struct ag_tenant *t)
 {
-	if (t) {
-		free(t->ceilings);
-		free(t);
-	}
+	free(t);
 }
 
 int ag_volume_copy(struct ag_volume *dst, const struct ag_volume *src)
@@ -212,7 +209,6 @@ int ag_state_fill(struct ag_state *st, struct ag_model *m, struct ag_err *e)
 		if (!t)
 			return ag_fail(e, AG_E_INTERNAL, "out of memory");
 		*t = m->tenants[i];
-		m->tenants[i].ceilings = NULL;
 		if (ag_state_add_tenant(st, t)) {
 			ag_tenant_free(t);
 			return ag_fail(e, AG_E_INTERNAL, "tenant %s: out of memory", m->tenants[i].id);
@@ -232,7 +228,7 @@ int ag_state_fill(struct ag_state *st, struct ag_model *m, struct ag_err *e)
 
 			if (t)
 				strcpy(t->id, v->tenant);
-			if (!t || !(t->ceilings = strdup("{}")) || ag_state_add_tenant(st, t)) {
+			if (!t || ag_state_add_tenant(st, t)) {
 				ag_tenant_free(t);
 				ag_volume_free(v);
 				return ag_fail(e, AG_E_INTERNAL, "out of memory");

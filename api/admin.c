@@ -6,7 +6,7 @@
 
 #include "../agent/jobs.h"
 #include "handlers.h"
-#include "policy.h"
+#include "policy_json.h"
 
 /* Open to all: it says the API answers, and nothing of what it holds. */
 void ap_get_health(struct ap_call *c)
@@ -113,10 +113,8 @@ void ap_post_pool(struct ap_call *c)
 /* The caller holds the state's lock. */
 static json_t *tenant_json(const struct ag_tenant *t)
 {
-	json_t *ceil = json_loads(t->ceilings ? t->ceilings : "{}", 0, NULL);
-
-	return json_pack("{s:s, s:o, s:I}", "id", t->id, "ceilings", ceil ? ceil : json_object(),
-			 "volumes", (json_int_t)t->nr_volumes);
+	return json_pack("{s:s, s:o, s:I}", "id", t->id, "ceilings",
+			 ag_ceilings_to_json(&t->ceilings), "volumes", (json_int_t)t->nr_volumes);
 }
 
 void ap_list_tenants(struct ap_call *c)
@@ -186,7 +184,8 @@ void ap_delete_tenant(struct ap_call *c)
 void ap_post_tenant(struct ap_call *c)
 {
 	static const char *const allowed[] = { "id", "ceilings", NULL };
-	char tok[AP_TOKEN_LEN + 1], hash[AP_HASH_HEX + 1], err[512], *ceil_text = NULL;
+	char tok[AP_TOKEN_LEN + 1], hash[AP_HASH_HEX + 1];
+	struct ag_ceilings ceilings = { { 0 }, 0 };
 	struct ag_err e;
 	json_t *b, *ceil, *out;
 	const char *id;
@@ -202,22 +201,19 @@ void ap_post_tenant(struct ap_call *c)
 	} else if (!ag_valid_id(id)) {
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "id: 1 to %d of a-z 0-9 -, not ending in -data",
 			   AG_ID_MAX);
-	} else if (ceil && ap_ceilings_check(ceil, err, sizeof(err))) {
-		ap_problem(c->resp, AP_P_INVALID_VALUE, "ceilings: %s", err);
+	} else if (ceil && ag_ceilings_from_json(&ceilings, ceil, &e)) {
+		ap_problem(c->resp, AP_P_INVALID_VALUE, "ceilings: %s", e.msg);
 	} else if (ap_token_new(tok) || ap_token_hash(tok, hash)) {
 		ap_problem(c->resp, AP_P_INTERNAL, "no token could be made");
-	} else if (!(ceil_text = ceil ? json_dumps(ceil, JSON_COMPACT | JSON_SORT_KEYS) : strdup("{}"))) {
-		ap_problem(c->resp, AP_P_INTERNAL, "out of memory");
-	} else if (ag_tenant_create(c->agent, id, hash, ceil_text, &e)) {
+	} else if (ag_tenant_create(c->agent, id, hash, &ceilings, &e)) {
 		ap_op_failed(c, &e);
 	} else {
 		out = json_pack("{s:s, s:o, s:I, s:s}", "id", id, "ceilings",
-				json_loads(ceil_text, 0, NULL), "volumes", (json_int_t)0, "token", tok);
+				ag_ceilings_to_json(&ceilings), "volumes", (json_int_t)0, "token", tok);
 		snprintf(c->resp->location, sizeof(c->resp->location), "/v1/tenants/%s", id);
 		ap_reply(c, 201, out);
 	}
 	memset(tok, 0, sizeof(tok));
-	free(ceil_text);
 	json_decref(b);
 }
 

@@ -10,7 +10,7 @@
 #include "../agent/jobs.h"
 #include "../agent/store.h"
 #include "handlers.h"
-#include "policy.h"
+#include "policy_json.h"
 
 #define PAGE_DEFAULT 100
 #define PAGE_MAX 1000
@@ -140,11 +140,13 @@ bool ap_volume_get(struct ap_call *c, const char *id, struct ag_volume *out)
 
 json_t *ap_volume_json(const struct ag_volume *v, char *etag)
 {
-	json_t *policy = ap_policy_from_args(v->policy, v->apolicy);
-	json_t *in_force = ap_policy_in_force(v->policy, v->apolicy);
+	json_t *policy = ap_policy_to_json(&v->policy), *in_force = NULL, *j;
+	struct sl_config limits;
+	struct ag_err e;
 	char dev[96];
-	json_t *j;
 
+	if (!ag_policy_in_force(&v->policy, v->size, v->pool, &limits, &e))
+		in_force = ap_policy_in_force_json(&limits, v->policy.dirty_bytes_max);
 	snprintf(dev, sizeof(dev), "/dev/mapper/sluice-%s", v->id);
 	j = json_pack("{s:s, s:s, s:s, s:I, s:o, s:o, s:s, s:s}", "id", v->id, "tenant", v->tenant,
 		      "pool", v->pool, "size_bytes", (json_int_t)v->size,
@@ -183,10 +185,13 @@ bool ap_if_match(struct ap_call *c, const char *etag)
 
 void ap_op_failed(struct ap_call *c, const struct ag_err *e)
 {
-	char msg[512];
+	/* the agent's messages name the API's fields already */
+	const char *msg = e->msg;
 
-	ap_policy_rename_error(e->msg, msg, sizeof(msg));
 	switch (e->code) {
+	case AG_E_ABOVE_CEILING:
+		ap_problem(c->resp, AP_P_ABOVE_CEILING, "%s", msg);
+		break;
 	case AG_E_INVALID:
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "%s", msg);
 		break;

@@ -12,10 +12,7 @@
 #include <time.h>
 
 #include "handlers.h"
-#include "policy.h"
-
-#define POLICY_MAX AG_POLICY_MAX
-#define APOLICY_MAX AG_APOLICY_MAX
+#include "policy_json.h"
 
 /*
  * A page of the volumes the caller may see (of one tenant, or all), in id
@@ -86,61 +83,16 @@ void ap_list_tenant_volumes(struct ap_call *c)
 	ap_reply(c, 200, volume_page(c, c->arg, limit, after));
 }
 
-/* The tenant's ceilings, as an object (NULL: none set). */
-static json_t *ceilings_of(struct ap_call *c, const char *tenant)
+/* A policy object into p; false with the problem set (400 for its shape, 422 a value). */
+static bool policy_of(struct ap_call *c, json_t *obj, struct ag_policy *p)
 {
-	const struct ag_tenant *t;
-	json_t *j = NULL;
+	char err[512];
+	int rc = ap_policy_from_json(obj, p, err, sizeof(err));
 
-	pthread_rwlock_rdlock(&c->st->lock);
-	t = ag_state_tenant(c->st, tenant);
-	if (t && t->ceilings)
-		j = json_loads(t->ceilings, 0, NULL);
-	pthread_rwlock_unlock(&c->st->lock);
-	if (j && !json_object_size(j)) {
-		json_decref(j);
-		j = NULL;
-	}
-	return j;
-}
-
-/*
- * The target arguments and agent_policy words of a policy object for a volume of
- * size bytes, checked by the target's rules and, when a tenant asks, within
- * its ceilings (which bound the rates in force); false with the problem set.
- */
-static bool policy_args(struct ap_call *c, const char *tenant, json_t *policy, uint64_t size,
-			char *args, char *apolicy, char *in_force)
-{
-	char err[512], why[512];
-	int rc = ap_policy_to_args(policy, args, POLICY_MAX, apolicy, APOLICY_MAX, err, sizeof(err));
-	json_t *eff, *ceil;
-
-	if (rc) {
-		ap_problem(c->resp, rc == -2 ? AP_P_INVALID_REQUEST : AP_P_INVALID_VALUE,
-			   "policy: %s", err);
-		return false;
-	}
-	/* by the target's own parser, as the operation will */
-	if (ag_policy_scaled(args, apolicy, size, in_force, POLICY_MAX, err, sizeof(err))) {
-		ap_policy_rename_error(err, why, sizeof(why));
-		ap_problem(c->resp, AP_P_INVALID_VALUE, "%s", why);
-		return false;
-	}
-	if (c->who.admin)
-		return true;
-	ceil = ceilings_of(c, tenant);
-	if (!ceil)
-		return true;
-	eff = ap_policy_in_force(in_force, apolicy);
-	rc = eff ? ap_policy_within(eff, ceil, err, sizeof(err)) : 0;
-	json_decref(eff);
-	json_decref(ceil);
-	if (rc) {
-		ap_problem(c->resp, AP_P_ABOVE_CEILING, "policy: %s", err);
-		return false;
-	}
-	return true;
+	if (rc)
+		ap_problem(c->resp, rc == -2 ? AP_P_INVALID_REQUEST : AP_P_INVALID_VALUE, "policy: %s",
+			   err);
+	return !rc;
 }
 
 static bool size_of(struct ap_call *c, json_t *j, uint64_t *size)
@@ -177,8 +129,7 @@ static void reply_volume(struct ap_call *c, const char *id, unsigned int status)
 void ap_post_tenant_volume(struct ap_call *c)
 {
 	static const char *const allowed[] = { "id", "pool", "size_bytes", "policy", NULL };
-	char args[POLICY_MAX], apolicy[APOLICY_MAX], in_force[POLICY_MAX];
-	struct ag_volume_spec spec = { .tenant = c->arg };
+	struct ag_volume_spec spec = { .tenant = c->arg, .by_tenant = !c->who.admin };
 	struct ag_err e;
 	json_t *b, *policy, *none;
 	bool pool_known, taken;
@@ -209,10 +160,8 @@ void ap_post_tenant_volume(struct ap_call *c)
 		;
 	} else if (taken) {
 		ap_problem(c->resp, AP_P_CONFLICT, "volume %s exists", spec.id);
-	} else if (policy_args(c, c->arg, policy ? policy : none, spec.size, args, apolicy,
-			       in_force)) {
-		spec.policy = args;
-		spec.apolicy = apolicy;
+	} else if (policy_of(c, policy ? policy : none, &spec.policy)) {
+		/* the op checks it in force, and within the tenant's ceilings */
 		ag_volume_lock(c->agent, spec.id);
 		if (ag_volume_create(c->agent, &spec, &e)) {
 			ap_op_failed(c, &e);
@@ -276,8 +225,9 @@ void ap_get_volume(struct ap_call *c)
 static void change(struct ap_call *c, struct ag_volume *v, bool whole)
 {
 	static const char *const allowed[] = { "size_bytes", "policy", NULL };
-	char args[POLICY_MAX], apolicy[APOLICY_MAX], in_force[POLICY_MAX], err[512];
 	json_t *b, *patch, *jsize, *policy = NULL;
+	struct ag_policy next;
+	char err[512];
 	struct ag_err e;
 	uint64_t size = 0;
 	int rc = 0;
@@ -304,9 +254,9 @@ static void change(struct ap_call *c, struct ag_volume *v, bool whole)
 	}
 	if (!jsize)
 		size = v->size;
-	policy = whole ? json_object() : ap_policy_from_args(v->policy, v->apolicy);
+	policy = whole ? json_object() : ap_policy_to_json(&v->policy);
 	if (!policy) {
-		ap_problem(c->resp, AP_P_INTERNAL, "policy: the stored one does not read");
+		ap_problem(c->resp, AP_P_INTERNAL, "out of memory");
 		goto out;
 	}
 	rc = patch ? ap_policy_merge(policy, patch, err, sizeof(err)) : 0;
@@ -315,11 +265,11 @@ static void change(struct ap_call *c, struct ag_volume *v, bool whole)
 			   "policy: %s", err);
 		goto out;
 	}
-	if (!policy_args(c, v->tenant, policy, size, args, apolicy, in_force))
+	if (!policy_of(c, policy, &next))
 		goto out;
 	/* nothing changes: nothing is done */
-	if ((size > v->size || strcmp(in_force, v->policy) || strcmp(apolicy, v->apolicy)) &&
-	    ag_volume_change(c->agent, c->arg, size, args, apolicy, &e))
+	if ((size > v->size || !ag_policy_equal(&next, &v->policy)) &&
+	    ag_volume_change(c->agent, c->arg, size, &next, !c->who.admin, &e))
 		ap_op_failed(c, &e);
 	else
 		reply_volume(c, c->arg, 200);

@@ -321,6 +321,30 @@ static int sl_rates_validate(const u64 *avg, const u64 *max, u32 burst_s,
 
 int sl_config_validate(const struct sl_config *cfg, const char **err)
 {
+	/*
+	 * The parser checks these per word; a config built another way (the
+	 * agent's typed policy) is held to the same ranges here.
+	 */
+	if (cfg->burst_s < 1 || cfg->burst_s > SL_BURST_S_MAX) {
+		*err = "burst_s: invalid value";
+		return -1;
+	}
+	if (cfg->group_burst_s < 1 || cfg->group_burst_s > SL_BURST_S_MAX) {
+		*err = "group_burst_s: invalid value";
+		return -1;
+	}
+	if (cfg->weight < SL_WEIGHT_MIN || cfg->weight > SL_WEIGHT_MAX) {
+		*err = "weight: invalid value";
+		return -1;
+	}
+	if (cfg->iops_size && (cfg->iops_size < 512 || cfg->iops_size > U32_MAX)) {
+		*err = "iops_size: invalid value";
+		return -1;
+	}
+	if (cfg->dirty_strict > 1) {
+		*err = "dirty_strict: invalid value";
+		return -1;
+	}
 	if (sl_rates_validate(cfg->avg, cfg->max, cfg->burst_s, &sl_rate_errors[0], err) ||
 	    sl_rates_validate(cfg->group_avg, cfg->group_max, cfg->group_burst_s,
 			      &sl_rate_errors[1], err))
@@ -336,7 +360,7 @@ int sl_config_validate(const struct sl_config *cfg, const char **err)
 	}
 	if (cfg->iops_size && !cfg->avg[SL_IOPS] && !cfg->avg[SL_RIOPS] &&
 	    !cfg->avg[SL_WIOPS]) {
-		*err = "iops_size: needs an iops, riops or wiops limit";
+		*err = "iops_size: needs a limit of iops, riops or wiops";
 		return -1;
 	}
 	if (!cfg->pool[0]) {

@@ -222,7 +222,8 @@ static void api_serves_writers_and_readers_at_once(void)
 	/* the store holds what the state held */
 	CHECK(ag_agent_open(&agent, dir, 0, false, &e) == 0);
 	CHECK_EQ_U64(agent.st.vols.nr, WRITERS * PER_WRITER / 2);
-	CHECK(!strcmp(ag_state_volume(&agent.st, "v3-1")->policy, "riops=101 wiops=50"));
+	CHECK(ag_state_volume(&agent.st, "v3-1")->policy.limits.avg[SL_RIOPS] == 101);
+	CHECK(ag_state_volume(&agent.st, "v3-1")->policy.limits.avg[SL_WIOPS] == 50);
 	ag_agent_close(&agent);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK(system(cmd) == 0);

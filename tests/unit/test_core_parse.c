@@ -147,7 +147,7 @@ static const struct bad_case bad_table[] = {
 	{ "burst_s=0", "burst_s: invalid value" },
 	{ "burst_s=86401", "burst_s: invalid value" },
 	{ "bps=10 burst_s=2", "burst_s: needs a _max limit" },
-	{ "iops_size=4096", "iops_size: needs an iops, riops or wiops limit" },
+	{ "iops_size=4096", "iops_size: needs a limit of iops, riops or wiops" },
 	{ "iops=1 iops_size=511", "iops_size: invalid value" },
 	{ "iops=1 iops_size=4294967296", "iops_size: invalid value" },
 	{ "weight=10", "weight: needs pool" },

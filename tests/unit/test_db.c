@@ -20,6 +20,30 @@
 #include "../../agent/jobs.h"
 #include "../../agent/store.h"
 
+
+/* A policy of target arguments (the console's and the store's text). */
+static struct ag_policy *pol(const char *args)
+{
+	static struct ag_policy p;
+	struct ag_err e;
+
+	if (ag_policy_parse(&p, args, "", &e))
+		unit_fail(__FILE__, __LINE__, e.msg);
+	return &p;
+}
+
+/* A volume's policy as the store's text. */
+static const char *text(const struct ag_volume *v)
+{
+	static char args[AG_POLICY_MAX];
+	char words[AG_APOLICY_MAX];
+	struct ag_err e;
+
+	if (ag_policy_format(&v->policy, v->size, v->pool, args, sizeof(args), words, sizeof(words), &e))
+		snprintf(args, sizeof(args), "ERR %s", e.msg);
+	return args;
+}
+
 static char dir[64];
 
 static void fresh_dir(void)
@@ -86,7 +110,7 @@ static int open_with_doc(struct ag_agent *a)
 static void db_changes_survive_a_reopen(void)
 {
 	struct ag_volume_spec s = { .id = "v2", .tenant = "acme", .pool = "p0",
-				    .size = 128 << 20, .policy = "wiops=7", .apolicy = "" };
+				    .size = 128 << 20, .policy = *pol("wiops=7") };
 	struct ag_agent a;
 	struct ag_err e;
 	const struct ag_volume *v;
@@ -94,14 +118,14 @@ static void db_changes_survive_a_reopen(void)
 	fresh_dir();
 	CHECK(open_with_doc(&a) == 0);
 	CHECK(ag_volume_create(&a, &s, &e) == 0);
-	CHECK(ag_volume_change(&a, "v1", 192 << 20, "riops=9", "", &e) == 0);
-	CHECK(ag_tenant_create(&a, "other", "", "{}", &e) == 0);
+	CHECK(ag_volume_change(&a, "v1", 192 << 20, pol("riops=9"), false, &e) == 0);
+	CHECK(ag_tenant_create(&a, "other", "", NULL, &e) == 0);
 	ag_agent_close(&a);
 	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
 	v = ag_state_volume(&a.st, "v2");
-	CHECK(v && v->size == 128 << 20 && !strcmp(v->policy, "wiops=7") && v->nr_runs == 1);
+	CHECK(v && v->size == 128 << 20 && !strcmp(text(v), "wiops=7") && v->nr_runs == 1);
 	v = ag_state_volume(&a.st, "v1");
-	CHECK(v && v->size == 192 << 20 && !strcmp(v->policy, "riops=9"));
+	CHECK(v && v->size == 192 << 20 && !strcmp(text(v), "riops=9"));
 	CHECK(ag_state_tenant(&a.st, "other") && ag_state_tenant(&a.st, "acme")->nr_volumes == 2);
 	/* 1 label + 3 extents of v1 + 2 of v2 */
 	CHECK_EQ_U64(ag_pool_used(ag_state_pool(&a.st, "p0")), 5);
@@ -212,8 +236,9 @@ static void db_imports_state_json_and_keeps_it(void)
 	json_decref(j);
 	before = slurp("state.json", &blen);
 	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
-	CHECK(ag_state_volume(&a.st, "v1") && !strcmp(ag_state_volume(&a.st, "v1")->policy, "riops=500"));
-	CHECK(!strcmp(ag_state_tenant(&a.st, "acme")->ceilings, "{\"total_iops_sec\":100}"));
+	CHECK(ag_state_volume(&a.st, "v1") && !strcmp(text(ag_state_volume(&a.st, "v1")), "riops=500"));
+	CHECK(ag_state_tenant(&a.st, "acme")->ceilings.set == 1ULL << 3);
+	CHECK(ag_state_tenant(&a.st, "acme")->ceilings.value[3] == 100);
 	CHECK(ag_tenant_delete(&a, "acme", &e) == -1 && e.code == AG_E_BUSY);
 	ag_agent_close(&a);
 	after = slurp("state.json", &alen);
@@ -222,10 +247,10 @@ static void db_imports_state_json_and_keeps_it(void)
 	free(after);
 	/* imported once: a change is not undone by the document at the next open */
 	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
-	CHECK(ag_volume_change(&a, "v1", 0, "riops=7", "", &e) == 0);
+	CHECK(ag_volume_change(&a, "v1", 0, pol("riops=7"), false, &e) == 0);
 	ag_agent_close(&a);
 	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
-	CHECK(!strcmp(ag_state_volume(&a.st, "v1")->policy, "riops=7"));
+	CHECK(!strcmp(text(ag_state_volume(&a.st, "v1")), "riops=7"));
 	ag_agent_close(&a);
 	cleanup();
 }
@@ -277,7 +302,7 @@ int fdatasync(int fd)
 static void db_failed_fsync_is_an_unknown_outcome(void)
 {
 	struct ag_volume_spec s = { .id = "v2", .tenant = "acme", .pool = "p0",
-				    .size = 64 << 20, .policy = "", .apolicy = "" };
+				    .size = 64 << 20, .policy = *pol("") };
 	struct ag_agent a;
 	struct ag_err e;
 	bool on_disk;
@@ -286,7 +311,7 @@ static void db_failed_fsync_is_an_unknown_outcome(void)
 	CHECK(open_with_doc(&a) == 0);
 	fail_sync = 1;
 	/* a grow that would have lengthened v1's run in place: its extent is given back */
-	CHECK(ag_volume_change(&a, "v1", 128 << 20, NULL, NULL, &e) == -1);
+	CHECK(ag_volume_change(&a, "v1", 128 << 20, NULL, false, &e) == -1);
 	CHECK(e.code == AG_E_UNKNOWN);
 	CHECK_EQ_U64(ag_pool_used(ag_state_pool(&a.st, "p0")), 1);
 	CHECK(ag_state_volume(&a.st, "v1")->size == 64 << 20);
@@ -294,16 +319,16 @@ static void db_failed_fsync_is_an_unknown_outcome(void)
 	CHECK(ag_volume_create(&a, &s, &e) == -1 && e.code == AG_E_UNKNOWN);
 	CHECK(!ag_state_volume(&a.st, "v2"));
 	fail_sync = 0;
-	CHECK(ag_volume_change(&a, "v1", 0, "riops=9", "", &e) == -1 && e.code == AG_E_UNKNOWN);
-	CHECK(ag_tenant_create(&a, "t9", "", "{}", &e) == -1 && e.code == AG_E_UNKNOWN);
+	CHECK(ag_volume_change(&a, "v1", 0, pol("riops=9"), false, &e) == -1 && e.code == AG_E_UNKNOWN);
+	CHECK(ag_tenant_create(&a, "t9", "", NULL, &e) == -1 && e.code == AG_E_UNKNOWN);
 	ag_agent_close(&a);
 	/* opened again, the agent has what is on disk, and it holds together */
 	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
 	on_disk = ag_state_volume(&a.st, "v1")->size == 128 << 20;
 	CHECK(!ag_state_volume(&a.st, "v2"));
 	CHECK_EQ_U64(ag_pool_used(ag_state_pool(&a.st, "p0")), on_disk ? 2 : 1);
-	CHECK(!strcmp(ag_state_volume(&a.st, "v1")->policy, "riops=500"));
-	CHECK(ag_tenant_create(&a, "t9", "", "{}", &e) == 0);
+	CHECK(!strcmp(text(ag_state_volume(&a.st, "v1")), "riops=500"));
+	CHECK(ag_tenant_create(&a, "t9", "", NULL, &e) == 0);
 	ag_agent_close(&a);
 	cleanup();
 }
@@ -316,7 +341,7 @@ static void db_failed_fsync_is_an_unknown_outcome(void)
 static void db_sizes_old_and_huge(void)
 {
 	struct ag_volume_spec s = { .id = "big", .tenant = "acme", .pool = "p0",
-				    .size = 18446744073709547520ULL, .policy = "", .apolicy = "" };
+				    .size = 18446744073709547520ULL, .policy = *pol("") };
 	struct ag_model m;
 	struct ag_agent a;
 	struct ag_err e;
@@ -331,15 +356,15 @@ static void db_sizes_old_and_huge(void)
 	json_decref(j);
 	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0 && ag_state_replace(&a, &m, &e) == 0);
 	ag_model_free(&m);
-	CHECK(ag_volume_change(&a, "v1", 0, "riops=9", "", &e) == 0);
-	CHECK(ag_volume_change(&a, "v1", 67108352 + 1024, NULL, NULL, &e) == -1 && e.code == AG_E_INVALID);
+	CHECK(ag_volume_change(&a, "v1", 0, pol("riops=9"), false, &e) == 0);
+	CHECK(ag_volume_change(&a, "v1", 67108352 + 1024, NULL, false, &e) == -1 && e.code == AG_E_INVALID);
 	CHECK(ag_volume_create(&a, &s, &e) == -1 && e.code == AG_E_INVALID);
 	s.size = 1ULL << 60;
 	CHECK(ag_volume_create(&a, &s, &e) == -1 && e.code == AG_E_INVALID);
-	CHECK(ag_volume_change(&a, "v1", 18446744073709547520ULL, NULL, NULL, &e) == -1);
+	CHECK(ag_volume_change(&a, "v1", 18446744073709547520ULL, NULL, false, &e) == -1);
 	ag_agent_close(&a);
 	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
-	CHECK(!strcmp(ag_state_volume(&a.st, "v1")->policy, "riops=9"));
+	CHECK(!strcmp(text(ag_state_volume(&a.st, "v1")), "riops=9"));
 	ag_agent_close(&a);
 	cleanup();
 }

@@ -90,11 +90,22 @@ static void model_rejects_bad_states(void)
 static const char *scaled(const char *base, const char *apolicy, uint64_t size)
 {
 	static char out[1024];
-	char why[200];
+	char words[256];
+	struct ag_policy p;
+	struct ag_err e;
 
-	if (ag_policy_scaled(base, apolicy, size, out, sizeof(out), why, sizeof(why)))
-		snprintf(out, sizeof(out), "ERR %s", why);
+	if (ag_policy_parse(&p, base, apolicy, &e) ||
+	    ag_policy_format(&p, size, "p", out, sizeof(out), words, sizeof(words), &e))
+		snprintf(out, sizeof(out), "ERR %s", e.msg);
 	return out;
+}
+
+static uint64_t dirty_max(const char *apolicy)
+{
+	struct ag_policy p;
+	struct ag_err e;
+
+	return ag_policy_parse(&p, "", apolicy, &e) ? UINT64_MAX : p.dirty_bytes_max;
 }
 
 static void model_scales_rates_with_size_and_floors(void)
@@ -113,25 +124,26 @@ static void model_scales_rates_with_size_and_floors(void)
 	/* huge sizes saturate at 2^53 rather than wrap */
 	CHECK(!strcmp(scaled("", "iops=9007199254740992:0", 1ULL << 62), "iops=9007199254740992"));
 	/* the target's rules hold for the result: a burst below its rate */
-	CHECK(!strncmp(scaled("riops_max=50", "riops=10:0", 10 * gib), "ERR policy: riops_max", 21));
+	CHECK(!strncmp(scaled("riops_max=50", "riops=10:0", 10 * gib), "ERR read_iops_sec_max: must",
+		       27));
 	CHECK(!strcmp(scaled("riops_max=50", "riops=10:0", 5 * gib), "riops=50 riops_max=50"));
 	/* dirty_bytes_max is the monitor's, not the target's */
 	CHECK(!strcmp(scaled("weight=5", "dirty_bytes_max=1048576 riops=10:0", gib),
 		      "riops=10 weight=5 dirty_strict=1"));
 	/* and without it, none */
 	CHECK(!strcmp(scaled("riops=10 dirty_strict=1", "", gib), "riops=10"));
-	CHECK(ag_apolicy_dirty_max("riops=10:0 dirty_bytes_max=1048576") == 1048576);
-	CHECK(ag_apolicy_dirty_max("riops=10:0") == 0);
-	CHECK(!strncmp(scaled("", "dirty_bytes_max=0", gib), "ERR bad agent_policy word", 25));
-	CHECK(!strncmp(scaled("", "dirty_bytes_max=5 dirty_bytes_max=6", gib), "ERR bad agent_policy", 20));
-	CHECK(!strncmp(scaled("", "dirty_bytes_max=+5", gib), "ERR bad agent_policy", 20));
+	CHECK(dirty_max("riops=10:0 dirty_bytes_max=1048576") == 1048576);
+	CHECK(dirty_max("riops=10:0") == 0);
+	CHECK(!strncmp(scaled("", "dirty_bytes_max=0", gib), "ERR agent_policy: bad word", 26));
+	CHECK(!strncmp(scaled("", "dirty_bytes_max=5 dirty_bytes_max=6", gib), "ERR agent_policy: bad", 21));
+	CHECK(!strncmp(scaled("", "dirty_bytes_max=+5", gib), "ERR agent_policy: bad", 21));
 	/* bad agent_policy words */
-	CHECK(!strncmp(scaled("", "riops=0:5", gib), "ERR bad agent_policy word", 25));
-	CHECK(!strncmp(scaled("", "riops=-1:5", gib), "ERR bad agent_policy word", 25));
-	CHECK(!strncmp(scaled("", "riops=1:5 riops=2:0", gib), "ERR bad agent_policy word", 25));
-	CHECK(!strncmp(scaled("", "weight=1:0", gib), "ERR bad agent_policy word", 25));
-	CHECK(!strncmp(scaled("", "riops=1", gib), "ERR bad agent_policy word", 25));
-	CHECK(!strncmp(scaled("", "riops=1:2x", gib), "ERR bad agent_policy word", 25));
+	CHECK(!strncmp(scaled("", "riops=0:5", gib), "ERR agent_policy: bad word", 26));
+	CHECK(!strncmp(scaled("", "riops=-1:5", gib), "ERR agent_policy: bad word", 26));
+	CHECK(!strncmp(scaled("", "riops=1:5 riops=2:0", gib), "ERR agent_policy: bad word", 26));
+	CHECK(!strncmp(scaled("", "weight=1:0", gib), "ERR agent_policy: bad word", 26));
+	CHECK(!strncmp(scaled("", "riops=1", gib), "ERR agent_policy: bad word", 26));
+	CHECK(!strncmp(scaled("", "riops=1:2x", gib), "ERR agent_policy: bad word", 26));
 	CHECK(!strcmp(scaled("", "", gib), ""));
 }
 

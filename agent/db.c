@@ -17,7 +17,11 @@
 #include "store.h"
 
 #define FORMAT "sluice-state"
-#define SCHEMA_VERSION "2"	/* 1 was the JSON document, state.json */
+/*
+ * 1 was the JSON document, state.json; 3 added pools.uuid (a store of 2 is
+ * brought to 3 when it is opened for writing).
+ */
+#define SCHEMA_VERSION "3"
 #define SEP "\x1f"
 
 struct ag_db {
@@ -27,12 +31,13 @@ struct ag_db {
 	char *dir;
 	pthread_mutex_t tx;	/* held from begin to commit or rollback */
 	bool in_tx;
+	int version;		/* of the schema, as opened (2 until migrated) */
 };
 
 static const char schema[] =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
 	"CREATE TABLE pools(name TEXT PRIMARY KEY, device TEXT NOT NULL,"
-	" extents INTEGER NOT NULL, crc INTEGER NOT NULL);"
+	" extents INTEGER NOT NULL, crc INTEGER NOT NULL, uuid TEXT NOT NULL DEFAULT '');"
 	"CREATE TABLE tenants(id TEXT PRIMARY KEY, token_sha256 TEXT NOT NULL,"
 	" ceilings TEXT NOT NULL, crc INTEGER NOT NULL);"
 	"CREATE TABLE volumes(id TEXT PRIMARY KEY, tenant TEXT NOT NULL, pool TEXT NOT NULL,"
@@ -132,11 +137,12 @@ static int check_existing(struct ag_db *db, struct ag_err *e)
 	}
 	fmt = (const char *)sqlite3_column_text(st, 0);
 	ver = (const char *)sqlite3_column_text(st, 1);
-	if (!fmt || !ver || strcmp(fmt, FORMAT) || strcmp(ver, SCHEMA_VERSION)) {
-		ag_fail(e, AG_E_CORRUPT, "%s/" AG_DB_FILE ": not a sluice state of version " SCHEMA_VERSION,
-			db->dir);
+	if (!fmt || !ver || strcmp(fmt, FORMAT) || (strcmp(ver, SCHEMA_VERSION) && strcmp(ver, "2"))) {
+		ag_fail(e, AG_E_CORRUPT, "%s/" AG_DB_FILE ": not a sluice state of version 2 or "
+			SCHEMA_VERSION, db->dir);
 		goto out;
 	}
+	db->version = atoi(ver);
 	rc = 0;
 out:
 	sqlite3_finalize(st);
@@ -145,11 +151,26 @@ out:
 
 /*
  * SQLite syncs the directory when it makes the WAL file; at the last close
- * the WAL is written back into state.db and removed.
+ * the WAL is written back into state.db and removed. A store of version 2
+ * gains pools.uuid, in one transaction: its rows' checksums stay valid,
+ * because a trailing empty field is not covered (crc_of).
  */
 static int configure(struct ag_db *db, struct ag_err *e)
 {
-	return exec(db, "PRAGMA journal_mode=WAL", e) || exec(db, "PRAGMA synchronous=FULL", e);
+	if (exec(db, "PRAGMA journal_mode=WAL", e) || exec(db, "PRAGMA synchronous=FULL", e))
+		return -1;
+	if (db->version == 2) {
+		if (exec(db, "BEGIN IMMEDIATE", e))
+			return -1;
+		if (exec(db, "ALTER TABLE pools ADD COLUMN uuid TEXT NOT NULL DEFAULT '';"
+			 "UPDATE meta SET value = '" SCHEMA_VERSION "' WHERE key = 'version'", e) ||
+		    exec(db, "COMMIT", e)) {
+			sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+			return -1;
+		}
+		db->version = 3;
+	}
+	return 0;
 }
 
 static int first_store(struct ag_db *db, struct ag_err *e);
@@ -282,11 +303,18 @@ void ag_db_rollback(struct ag_db *db)
 	pthread_mutex_unlock(&db->tx);
 }
 
+/*
+ * The crc of a row's fields, joined by SEP. Trailing empty fields are left
+ * out, so that a column added later with an empty default keeps the
+ * checksums of the rows written before it.
+ */
 static uint32_t crc_of(const char *const *fields, size_t n)
 {
 	uint32_t crc = 0;
 	size_t i;
 
+	while (n && !fields[n - 1][0])
+		n--;
 	for (i = 0; i < n; i++) {
 		if (i)
 			crc = ag_crc32c(crc, SEP, 1);
@@ -319,11 +347,11 @@ static int run(struct ag_db *db, const char *sql, const char *const *p, size_t n
 int ag_db_put_pool(struct ag_db *db, const struct ag_pool *p, struct ag_err *e)
 {
 	char ext[24];
-	const char *f[] = { p->name, p->device, ext };
+	const char *f[] = { p->name, p->device, ext, p->uuid };
 
 	snprintf(ext, sizeof(ext), "%" PRIu64, p->extents);
-	return run(db, "INSERT OR REPLACE INTO pools VALUES(?, ?, CAST(?3 AS INTEGER), ?4)", f, 3,
-		   true, e);
+	return run(db, "INSERT OR REPLACE INTO pools(name, device, extents, uuid, crc)"
+		   " VALUES(?, ?, CAST(?3 AS INTEGER), ?, ?)", f, 4, true, e);
 }
 
 int ag_db_put_tenant(struct ag_db *db, const struct ag_tenant *t, struct ag_err *e)
@@ -484,7 +512,7 @@ static int runs_to_json(json_t *vols, struct ag_err *e)
 
 int ag_db_load(struct ag_db *db, struct ag_model *m, struct ag_err *e)
 {
-	static const char *const pool_f[] = { "name", "device", "#extents" };
+	static const char *const pool_f[] = { "name", "device", "#extents", "uuid" };
 	static const char *const tenant_f[] = { "id", "token_sha256", "@ceilings" };
 	static const char *const vol_f[] = { "id", "tenant", "pool", "#size", "runs", "policy",
 					     "agent_policy", "state", "#wiped", "#deleting_since" };
@@ -500,7 +528,9 @@ int ag_db_load(struct ag_db *db, struct ag_model *m, struct ag_err *e)
 		pthread_mutex_unlock(&db->tx);
 		goto out;
 	}
-	rc = read_rows(db, "SELECT name, device, extents, crc FROM pools", pool_f, 3,
+	/* a store of version 2 read without migrating it (show, list) has no uuid */
+	rc = read_rows(db, db->version == 2 ? "SELECT name, device, extents, '', crc FROM pools" :
+		       "SELECT name, device, extents, uuid, crc FROM pools", pool_f, 4,
 		       json_object_get(state, "pools"), e) ||
 	     read_rows(db, "SELECT id, token_sha256, ceilings, crc FROM tenants", tenant_f, 3,
 		       json_object_get(state, "tenants"), e) ||

@@ -123,7 +123,8 @@ static int zero(int fd, uint64_t at, uint64_t len, bool *can_punch)
  * flushed to the disk and then recorded. Stops early (-1, AG_E_BUSY) when
  * the jobs stop.
  */
-static int wipe(struct ag_agent *a, struct ag_volume *v, const char *device, struct ag_err *e)
+static int wipe(struct ag_agent *a, struct ag_volume *v, const char *device, const char *uuid,
+		struct ag_err *e)
 {
 	uint64_t base = 0, pos = v->wiped;
 	bool can_punch = true;
@@ -132,6 +133,12 @@ static int wipe(struct ag_agent *a, struct ag_volume *v, const char *device, str
 
 	if (fd < 0)
 		return ag_fail(e, AG_E_INTERNAL, "%s: %s", device, strerror(errno));
+	/* the disk open is the pool's own, whatever has moved since it was found */
+	if (uuid[0] && !ag_label_is(fd, uuid)) {
+		close(fd);
+		return ag_fail(e, AG_E_BUSY, "%s no longer carries the label of pool %s; nothing zeroed",
+			       device, v->pool);
+	}
 	for (i = 0; i < v->nr_runs; i++) {
 		uint64_t len = v->runs[i].count * AG_EXTENT_BYTES;
 
@@ -184,7 +191,8 @@ out:
 static int run_delete(struct ag_agent *a, const char *id, struct ag_err *e)
 {
 	struct ag_volume copy;
-	char device[256];
+	char device[256], uuid[AG_UUID_TEXT];
+	const struct ag_pool *p;
 	struct ag_volume *v;
 	int rc;
 
@@ -197,12 +205,15 @@ static int run_delete(struct ag_agent *a, const char *id, struct ag_err *e)
 		pthread_rwlock_rdlock(&a->st.lock);
 		v = ag_state_volume(&a->st, id);
 		rc = !v || !v->deleting || ag_volume_copy(&copy, v);
-		if (!rc)
-			strcpy(device, ag_state_pool(&a->st, v->pool)->device);
+		p = rc ? NULL : ag_state_pool(&a->st, v->pool);
+		if (p) {
+			strcpy(device, p->device);
+			strcpy(uuid, p->uuid);
+		}
 		pthread_rwlock_unlock(&a->st.lock);
 		if (rc)
 			return ag_fail(e, AG_E_NOTFOUND, "volume %s: not being deleted", id);
-		rc = wipe(a, &copy, device, e);
+		rc = wipe(a, &copy, device, uuid, e);
 		ag_volume_release(&copy);
 		if (rc)
 			return -1;
@@ -234,7 +245,9 @@ static char (*due_deletes(struct ag_agent *a, const char *pool, size_t *n,
 	for (i = 0; all && ids && i < total; i++) {
 		const struct ag_volume *v = all[i];
 
-		if (!v->deleting || (pool && strcmp(v->pool, pool)))
+		/* nothing is zeroed while the pool's disk is missing */
+		if (!v->deleting || (pool && strcmp(v->pool, pool)) ||
+		    ag_state_pool(&a->st, v->pool)->missing)
 			continue;
 		if (v->retry_at > now) {
 			if (v->retry_at < *next)

@@ -41,16 +41,18 @@ static int load_pools(struct ag_model *m, json_t *pools, char *err, size_t errle
 		return bad(err, errlen, "out of memory", NULL);
 	json_object_foreach(pools, name, p) {
 		struct ag_pool *pool = &m->pools[m->nr_pools];
-		const char *dev;
+		const char *dev, *uuid = "";
 		json_int_t ext;
 
 		if (!ag_valid_id(name))
 			return bad(err, errlen, "bad pool name", name);
-		if (json_unpack(p, "{s:s, s:I}", "device", &dev, "extents", &ext) || ext < 1 ||
-		    strlen(dev) >= sizeof(pool->device))
+		if (json_unpack(p, "{s:s, s:I, s?s}", "device", &dev, "extents", &ext, "uuid", &uuid) ||
+		    ext < 1 || strlen(dev) >= sizeof(pool->device) || strncmp(dev, "/dev/", 5) ||
+		    (uuid[0] && !ag_uuid_valid(uuid)))
 			return bad(err, errlen, "bad pool", name);
 		strcpy(pool->name, name);
 		strcpy(pool->device, dev);
+		strcpy(pool->uuid, uuid);
 		pool->extents = (uint64_t)ext;
 		m->nr_pools++;
 	}

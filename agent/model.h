@@ -3,7 +3,8 @@
  * The agent's model of pools, tenants and volumes, as kept in the store's
  * "state" object (schema version 1):
  *
- *   "pools":   { "<name>": { "device": "/dev/...", "extents": N } }
+ *   "pools":   { "<name>": { "device": "/dev/...", "extents": N,
+ *                         "uuid": "<its label's>" (optional) } }
  *   "tenants": { "<id>": { } }
  *   "volumes": { "<id>": { "tenant": "<id>", "pool": "<name>",
  *                          "size": <bytes, a multiple of 512; of AG_SIZE_ALIGN when made or grown>,
@@ -36,6 +37,7 @@
 #include <stdint.h>
 
 #include "extent.h"
+#include "label.h"
 #include "policy.h"
 
 #define AG_ID_MAX 48
@@ -44,9 +46,13 @@
 
 struct ag_pool {
 	char name[AG_ID_MAX + 1];
-	char device[256];
+	char device[256];	/* where it was last found (canonical) */
 	uint64_t extents;
-	struct ag_extmap map;	/* in the agent's state: the extents in use (not stored) */
+	char uuid[AG_UUID_TEXT];	/* its label's (label.h); "" for one made before labels */
+	/* in the agent's state, not stored: */
+	struct ag_extmap map;	/* the extents in use */
+	dev_t devno;		/* the disk it was found on, 0 until found */
+	bool missing;		/* its label is on no disk: its volumes are down */
 };
 
 #define AG_HASH_HEX 64		/* a token's SHA-256, in hex */

@@ -20,6 +20,7 @@ int ag_agent_open(struct ag_agent *a, const char *dir, unsigned int lock_wait_s,
 		  struct ag_err *e)
 {
 	struct ag_model m;
+	struct ag_err one;
 	int i;
 
 	memset(a, 0, sizeof(*a));
@@ -35,8 +36,11 @@ int ag_agent_open(struct ag_agent *a, const char *dir, unsigned int lock_wait_s,
 		ag_model_free(&m);
 		goto fail;
 	}
-	if (with_kernel)
+	if (with_kernel) {
 		ag_dm_init();
+		/* a pool not found is logged and left down; the others go on */
+		ag_pools_resolve(a, &one);
+	}
 	return 0;
 fail:
 	ag_db_close(a->db);
@@ -76,34 +80,6 @@ void ag_volume_unlock(struct ag_agent *a, const char *id)
 	pthread_mutex_unlock(lock_of(a, id));
 }
 
-/* The signature libblkid finds on dev (a filesystem, RAID, LVM, partition table), if any. */
-static int probe_signature(const char *dev, char *what, size_t len, uint64_t *size)
-{
-	blkid_probe pr = blkid_new_probe_from_filename(dev);
-	const char *v = NULL;
-	int rc;
-
-	what[0] = '\0';
-	if (!pr)
-		return -1;
-	*size = (uint64_t)blkid_probe_get_size(pr);
-	blkid_probe_enable_superblocks(pr, 1);
-	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
-	blkid_probe_enable_partitions(pr, 1);
-	rc = blkid_do_safeprobe(pr);
-	if (rc == 0) {
-		if (!blkid_probe_lookup_value(pr, "TYPE", &v, NULL) ||
-		    !blkid_probe_lookup_value(pr, "PTTYPE", &v, NULL))
-			snprintf(what, len, "%s", v);
-		else
-			snprintf(what, len, "unknown");
-	} else if (rc == -2) {
-		snprintf(what, len, "ambivalent (several)");
-	}
-	blkid_free_probe(pr);
-	return rc < 0 && rc != -2 ? -1 : 0;
-}
-
 /* Commit what the caller put in the open transaction; the state is written only after. */
 static int commit(struct ag_agent *a, struct ag_err *e)
 {
@@ -113,71 +89,6 @@ static int commit(struct ag_agent *a, struct ag_err *e)
 		return -1;
 	}
 	return 0;
-}
-
-int ag_pool_add(struct ag_agent *a, const char *name, const char *device, bool force,
-		struct ag_err *e)
-{
-	struct ag_pool *p;
-	char sig[64];
-	uint64_t size = 0;
-	struct stat st;
-	void **all;
-	size_t i, n;
-	int rc = -1;
-
-	if (!ag_valid_id(name))
-		return ag_fail(e, AG_E_INVALID, "pool name: 1 to %d of a-z 0-9 -", AG_ID_MAX);
-	if (strlen(device) >= sizeof(p->device) || stat(device, &st) || !S_ISBLK(st.st_mode))
-		return ag_fail(e, AG_E_INVALID, "%.256s: not a block device", device);
-	/* the probe reads the disk: outside the state's lock */
-	if (probe_signature(device, sig, sizeof(sig), &size))
-		return ag_fail(e, AG_E_INTERNAL, "%s: cannot probe it", device);
-	if (sig[0] && !force)
-		return ag_fail(e, AG_E_REFUSED, "%s carries a %s signature; not taken without force",
-			       device, sig);
-	if (ag_extents_of(size) < 2)
-		return ag_fail(e, AG_E_INVALID, "%s: too small (at least %" PRIu64 " bytes)", device,
-			       2 * AG_EXTENT_BYTES);
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return ag_fail(e, AG_E_INTERNAL, "out of memory");
-	strcpy(p->name, name);
-	strcpy(p->device, device);
-	p->extents = ag_extents_of(size);
-	pthread_rwlock_wrlock(&a->st.lock);
-	if (ag_state_pool(&a->st, name)) {
-		ag_fail(e, AG_E_EXISTS, "pool %s exists", name);
-		goto out;
-	}
-	all = ag_state_sorted(&a->st.pools, &n);
-	for (i = 0; i < n; i++)
-		if (!strcmp(((struct ag_pool *)all[i])->device, device)) {
-			ag_fail(e, AG_E_EXISTS, "%s is pool %s already", device,
-				((struct ag_pool *)all[i])->name);
-			break;
-		}
-	free(all);
-	if (i < n || ag_db_begin(a->db, e))
-		goto out;
-	if (ag_db_put_pool(a->db, p, e)) {
-		ag_db_rollback(a->db);
-		goto out;
-	}
-	if (commit(a, e))
-		goto out;
-	if (ag_state_add_pool(&a->st, p)) {
-		ag_fail(e, AG_E_INTERNAL, "out of memory (the pool is stored: restart to see it)");
-		goto out;
-	}
-	p = NULL;
-	rc = 0;
-	ag_log("info", "pool %s: %s, %" PRIu64 " extents%s%s", name, device, ag_extents_of(size),
-	       sig[0] ? ", forced over a " : "", sig);
-out:
-	pthread_rwlock_unlock(&a->st.lock);
-	free(p);
-	return rc;
 }
 
 static uint64_t extents_for(uint64_t size)
@@ -239,6 +150,10 @@ int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct 
 	p = ag_state_pool(&a->st, s->pool);
 	if (!p) {
 		ag_fail(e, AG_E_NOTFOUND, "pool: no pool %.64s", s->pool);
+		goto out;
+	}
+	if (p->missing) {
+		ag_fail(e, AG_E_BUSY, "pool: %s: its disk is missing", p->name);
 		goto out;
 	}
 	if (policy_ok(&s->policy, s->size, p->name, ag_state_tenant(&a->st, s->tenant), s->by_tenant,
@@ -321,6 +236,10 @@ int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size,
 	if (size != v->size && (size % AG_SIZE_ALIGN || size < v->size || size > AG_SIZE_MAX)) {
 		ag_fail(e, AG_E_INVALID, "size: a multiple of 4096, at least the current %" PRIu64
 			", at most 2^56", v->size);
+		goto out;
+	}
+	if (ag_state_pool(&a->st, v->pool)->missing) {
+		ag_fail(e, AG_E_BUSY, "volume %s: its pool's disk is missing", id);
 		goto out;
 	}
 	if (!policy)
@@ -517,7 +436,7 @@ out:
 /* What a volume's devices should be: its record, and its pool's device. */
 struct want_vol {
 	struct ag_volume v;
-	char pool_device[256];
+	dev_t pool_devno;	/* the disk its pool's label is on */
 };
 
 /* Copies of the volumes (all, or the one named), for planning outside the lock. */
@@ -541,12 +460,17 @@ static struct want_vol *snapshot(struct ag_agent *a, const char *only, size_t *n
 	}
 	for (i = 0; i < total; i++) {
 		const struct ag_volume *v = only ? ag_state_volume(&a->st, only) : all[i];
+		const struct ag_pool *p = v ? ag_state_pool(&a->st, v->pool) : NULL;
 
-		if (!v)
+		/*
+		 * a volume of a missing pool is left out: its devices, if any,
+		 * are reported and left alone, never made over another disk
+		 */
+		if (!v || p->missing)
 			continue;
 		if (ag_volume_copy(&w[k].v, v))
 			break;
-		strcpy(w[k].pool_device, ag_state_pool(&a->st, v->pool)->device);
+		w[k].pool_devno = p->devno;
 		k++;
 	}
 	pthread_rwlock_unlock(&a->st.lock);
@@ -583,15 +507,14 @@ static int wants(const struct want_vol *vols, size_t n, struct ag_want *w,
 	for (i = 0; i < n; i++) {
 		const struct ag_volume *v = &vols[i].v;
 		char pool_devno[32], data_devno[160], data[128];
-		struct stat st;
 
 		w[i] = (struct ag_want){ v->id, NULL, NULL, v->deleting };
 		if (v->deleting)
 			continue;
-		if (stat(vols[i].pool_device, &st) || !S_ISBLK(st.st_mode))
-			return ag_fail(e, AG_E_INTERNAL, "pool %s: %s is not a block device", v->pool,
-				       vols[i].pool_device);
-		snprintf(pool_devno, sizeof(pool_devno), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
+		if (!vols[i].pool_devno)
+			return ag_fail(e, AG_E_INTERNAL, "pool %s: not found on a disk yet", v->pool);
+		snprintf(pool_devno, sizeof(pool_devno), "%u:%u", major(vols[i].pool_devno),
+			 minor(vols[i].pool_devno));
 		if (ag_data_table(v, pool_devno, table, sizeof(table)))
 			return ag_fail(e, AG_E_INTERNAL, "volume %s: table too long", v->id);
 		w[i].data_table = strdup(table);
@@ -676,9 +599,17 @@ out:
 int ag_converge_volume(struct ag_agent *a, const char *id, struct ag_err *e)
 {
 	struct want_vol *vols;
+	const struct ag_volume *v;
 	size_t n = 0, pass;
+	bool down;
 	int rc = -1;
 
+	pthread_rwlock_rdlock(&a->st.lock);
+	v = ag_state_volume(&a->st, id);
+	down = v && ag_state_pool(&a->st, v->pool)->missing;
+	pthread_rwlock_unlock(&a->st.lock);
+	if (down)
+		return ag_fail(e, AG_E_BUSY, "volume %s: its pool's disk is missing", id);
 	/* three passes at most: a data device once made changes how the table over it reads */
 	for (pass = 0; pass < 3; pass++) {
 		struct ag_action *acts = NULL;
@@ -746,6 +677,11 @@ int ag_reconcile(struct ag_agent *a, struct ag_err *e)
 	char id[AG_ID_MAX + 1], last[AG_ID_MAX + 1] = "";
 	size_t n = 0, na = 0, i, failed = 0, fixed = 0;
 
+	/* each pool found by its label first: a pool not found has its volumes left down */
+	if (a->with_kernel && ag_pools_resolve(a, &one)) {
+		*e = one;
+		failed++;
+	}
 	vols = snapshot(a, NULL, &n, e);
 	if (!vols)
 		return -1;

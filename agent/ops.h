@@ -56,8 +56,22 @@ void ag_agent_close(struct ag_agent *a);
 void ag_volume_lock(struct ag_agent *a, const char *id);
 void ag_volume_unlock(struct ag_agent *a, const char *id);
 
+/*
+ * Register a disk as a pool (pools.c): its path made canonical, refused when
+ * it shares blocks with a pool or carries a pool's label, however it is
+ * named, or carries a signature or another sluice label without force. A
+ * label with a new UUID is written on it, then the pool is stored.
+ */
 int ag_pool_add(struct ag_agent *a, const char *name, const char *device, bool force,
 		struct ag_err *e);
+/*
+ * Find each pool's disk by its label (at its last path first, else on any
+ * block device), store where it moved, and label a pool made before labels
+ * at its path. A pool not found is marked missing: its volumes are left
+ * down, nothing is created, changed or wiped on it. -1 with the first if
+ * any is missing; the others are resolved all the same.
+ */
+int ag_pools_resolve(struct ag_agent *a, struct ag_err *e);
 
 struct ag_volume_spec {
 	const char *id, *tenant, *pool;

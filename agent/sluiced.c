@@ -170,8 +170,12 @@ static json_t *state_json(const struct ag_state *st)
 	for (i = 0; i < n; i++) {
 		const struct ag_pool *p = all[i];
 
-		json_object_set_new(pools, p->name, json_pack("{s:s, s:I}", "device", p->device,
-							       "extents", (json_int_t)p->extents));
+		json_t *j = json_pack("{s:s, s:I}", "device", p->device, "extents",
+				      (json_int_t)p->extents);
+
+		if (j && p->uuid[0])
+			json_object_set_new(j, "uuid", json_string(p->uuid));
+		json_object_set_new(pools, p->name, j);
 	}
 	free(all);
 	all = ag_state_sorted(&st->tenants, &n);

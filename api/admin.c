@@ -18,7 +18,8 @@ void ap_get_health(struct ap_call *c)
 static json_t *pool_json(const struct ag_pool *p)
 {
 	/* extent 0 holds the pool's label */
-	return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "name", p->name, "device", p->device,
+	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "name", p->name, "device",
+			 p->device, "uuid", p->uuid, "state", p->missing ? "missing" : "online",
 			 "extent_bytes", (json_int_t)AG_EXTENT_BYTES,
 			 "extents", (json_int_t)p->extents,
 			 "capacity_bytes", (json_int_t)((p->extents - 1) * AG_EXTENT_BYTES),

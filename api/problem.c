@@ -90,7 +90,8 @@ void ap_problem(struct ap_response *resp, enum ap_problem p, const char *fmt, ..
 	j = json_pack("{s:s, s:s, s:I, s:s}", "type", type, "title", problems[p].title, "status",
 		      (json_int_t)problems[p].status, "detail", detail);
 	/* a request's field at fault, named for a program as well as in the detail */
-	if (j && (problems[p].status == 400 || problems[p].status == 422 || p == AP_P_ABOVE_CEILING)) {
+	if (j && (problems[p].status == 400 || problems[p].status == 409 ||
+		  problems[p].status == 422 || p == AP_P_ABOVE_CEILING)) {
 		json_t *errors = errors_of(detail);
 
 		if (errors)

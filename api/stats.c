@@ -240,6 +240,7 @@ struct vol_row {
 struct pool_row {
 	char name[AG_ID_MAX + 1];
 	uint64_t capacity, allocated;
+	int up;
 };
 
 static void jobs_metrics(FILE *f, struct ap_call *c)
@@ -299,6 +300,7 @@ void ap_get_metrics(struct ap_call *c)
 		strcpy(pools[i].name, p->name);
 		pools[i].capacity = (p->extents - 1) * AG_EXTENT_BYTES;
 		pools[i].allocated = ag_pool_used(p) * AG_EXTENT_BYTES;
+		pools[i].up = !p->missing;
 	}
 	free(all);
 	pthread_rwlock_unlock(&c->st->lock);
@@ -349,6 +351,10 @@ void ap_get_metrics(struct ap_call *c)
 	for (i = 0; i < np; i++)
 		fprintf(f, "sluice_pool_capacity_bytes{pool=\"%s\"} %llu\n", pools[i].name,
 			(unsigned long long)pools[i].capacity);
+	fprintf(f, "# HELP sluice_pool_up Whether the pool's disk was found by its label.\n"
+		"# TYPE sluice_pool_up gauge\n");
+	for (i = 0; i < np; i++)
+		fprintf(f, "sluice_pool_up{pool=\"%s\"} %d\n", pools[i].name, pools[i].up);
 	fprintf(f, "# HELP sluice_pool_allocated_bytes Bytes of the pool held by volumes.\n"
 		"# TYPE sluice_pool_allocated_bytes gauge\n");
 	for (i = 0; i < np; i++)

@@ -369,7 +369,53 @@ static void db_sizes_old_and_huge(void)
 	cleanup();
 }
 
+
+/*
+ * A store of version 2 (no pools.uuid) reads without being written, and is
+ * brought to 3 when opened to write: its rows' checksums still hold, and
+ * from then on they cover the uuid.
+ */
+static void db_version_2_is_migrated(void)
+{
+	struct ag_agent a;
+	struct ag_db *db;
+	struct ag_model m;
+	struct ag_err e;
+	char path[128];
+	sqlite3 *h;
+
+	fresh_dir();
+	CHECK(open_with_doc(&a) == 0);
+	ag_agent_close(&a);
+	snprintf(path, sizeof(path), "%s/state.db", dir);
+	CHECK(sqlite3_open(path, &h) == SQLITE_OK);
+	CHECK(sqlite3_exec(h, "ALTER TABLE pools DROP COLUMN uuid;"
+			   "UPDATE meta SET value = '2' WHERE key = 'version'", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(h);
+	CHECK(ag_db_open_readonly(&db, dir, &e) == 0);
+	CHECK(ag_db_load(db, &m, &e) == 0 && m.nr_pools == 1 && !m.pools[0].uuid[0]);
+	ag_model_free(&m);
+	ag_db_close(db);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
+	CHECK(ag_state_pool(&a.st, "p0") && ag_state_volume(&a.st, "v1"));
+	/* a uuid stored, then read back */
+	strcpy(ag_state_pool(&a.st, "p0")->uuid, "0123abcd-0000-4000-8000-00000000beef");
+	CHECK(ag_db_begin(a.db, &e) == 0);
+	CHECK(ag_db_put_pool(a.db, ag_state_pool(&a.st, "p0"), &e) == 0 && ag_db_commit(a.db, &e) == 0);
+	ag_agent_close(&a);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
+	CHECK(!strcmp(ag_state_pool(&a.st, "p0")->uuid, "0123abcd-0000-4000-8000-00000000beef"));
+	ag_agent_close(&a);
+	/* the uuid is covered by the row's checksum */
+	CHECK(sqlite3_open(path, &h) == SQLITE_OK);
+	CHECK(sqlite3_exec(h, "UPDATE pools SET uuid = ''", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(h);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == -1 && e.code == AG_E_CORRUPT);
+	cleanup();
+}
+
 static const struct unit_test tests[] = {
+	UNIT_TEST(db_version_2_is_migrated),
 	UNIT_TEST(db_sizes_old_and_huge),
 	UNIT_TEST(db_changes_survive_a_reopen),
 	UNIT_TEST(db_damaged_row_stops_the_agent_and_is_kept),

@@ -1,10 +1,16 @@
 #!/bin/sh
 # Run the tests that span a reboot (tests/vm/tests/reboot/*): each one boots
-# the guest twice over the same two disk images, /dev/vda (512 MiB, for a
-# pool) and /dev/vdb (64 MiB, for the agent's state), with sluice.boot=1 and
-# then sluice.boot=2 on the kernel command line; the test sees $SLUICE_BOOT.
-# The second boot runs even when the first failed, so that its log says what
-# survived. Usage: reboot.sh [-t tests] [-o outdir] [-T timeout_s] [-Q "qemu args"]
+# the guest several times over the same disk images, with sluice.boot=<n> on
+# the kernel command line; the test sees $SLUICE_BOOT. By default two boots
+# over two images, /dev/vda (512 MiB, for a pool) and /dev/vdb (64 MiB, for
+# the agent's state). A test may say otherwise in its header:
+#   # disks: a.img:512M b.img:512M state.img:64M   the images and sizes
+#   # boots: 3                                     how many boots
+#   # drives2: b.img a.img state.img               boot 2's drives, in order
+#                                                  (vda, vdb, ...); an image
+#                                                  left out is unplugged
+# A later boot runs even when an earlier one failed, so that its log says
+# what survived. Usage: reboot.sh [-t tests] [-o outdir] [-T timeout_s] [-Q "qemu args"]
 # Prints ok/not ok lines named <test>/boot<n>, writes <outdir>/vm.counts.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,11 +34,23 @@ for t in $(list_tests "$here/tests"); do
 	dir=$out/$(echo "$t" | tr / _)
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	truncate -s 512M "$dir/pool.img"
-	truncate -s 64M "$dir/state.img"
-	disks="-drive file=$dir/pool.img,format=raw,if=virtio"
-	disks="$disks -drive file=$dir/state.img,format=raw,if=virtio"
-	for boot in 1 2; do
+	file=$here/tests/$t
+	header() {
+		sed -n "s/^# $1: *//p" "$file" | head -n 1
+	}
+	images=$(header disks)
+	[ -n "$images" ] || images="pool.img:512M state.img:64M"
+	for img in $images; do
+		truncate -s "${img#*:}" "$dir/${img%%:*}"
+	done
+	boots=$(header boots)
+	for boot in $(seq "${boots:-2}"); do
+		order=$(header "drives$boot")
+		[ -n "$order" ] || order=$(for img in $images; do echo "${img%%:*}"; done)
+		disks=""
+		for img in $order; do
+			disks="$disks -drive file=$dir/$img,format=raw,if=virtio"
+		done
 		# shellcheck disable=SC2086
 		"$here/run.sh" -t "$t" -o "$dir/boot$boot" -T "$timeout" -Q "$qemu_extra $disks" \
 			-A "sluice.boot=$boot" > "$dir/boot$boot.out" 2>&1 || true

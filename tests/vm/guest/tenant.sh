@@ -8,9 +8,10 @@ TENANT_STATE=/tmp/tenant-state
 # tenant_setup: a 512 MiB brd disk as pool p0, the daemon on 127.0.0.1:8080;
 # the admin token in $ADMIN. Everything is undone at exit.
 tenant_setup() {
-	modprobe brd rd_nr=2 rd_size=524288
+	modprobe brd rd_nr=${TENANT_DISKS:-2} rd_size=524288
 	modprobe dm-sluice
 	at_exit 'kill $dpid 2> /dev/null; for d in $(dmsetup ls | awk "/^sluice-/ && !/-data/ {print \$1}"); do dmsetup remove --retry $d; done; for d in $(dmsetup ls | awk "/^sluice-/ {print \$1}"); do dmsetup remove --retry $d; done; rmmod dm_sluice_weight 2> /dev/null; rmmod brd'
+	rm -rf $TENANT_STATE
 	mkdir -p $TENANT_STATE /etc/sluice
 	printf 'listen = 127.0.0.1:8080\n' > /etc/sluice/sluiced.conf
 	tenant_daemon

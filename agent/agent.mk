@@ -21,7 +21,8 @@ $(SLUICED): $(AGENT_SRC) $(AGENT_HDR)
 		$(PKG_LDFLAGS) $(AGENT_LIBS)
 
 agent: deps
-	@$(MAKE) --no-print-directory $(SLUICED) $(SLUICECTL) $(FUZZ_API) $(BLKOP) $(TRICKLE) $(LOAD)
+	@$(MAKE) --no-print-directory $(SLUICED) $(SLUICECTL) $(FUZZ_API) $(BLKOP) $(TRICKLE) $(LOAD) \
+		$(TLSPROBE)
 
 # A guest test tool: block operations busybox cannot issue (tests/vm/tools).
 BLKOP := $(BUILD)/bin/sluice-blkop
@@ -34,6 +35,12 @@ TRICKLE := $(BUILD)/bin/sluice-trickle
 $(TRICKLE): $(ROOT)/tests/vm/tools/sluice-trickle.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $<
+
+# A guest test tool: which TLS versions and suites a server takes (tests/vm/tools).
+TLSPROBE := $(BUILD)/bin/sluice-tlsprobe
+$(TLSPROBE): $(ROOT)/tests/vm/tools/sluice-tlsprobe.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -o $@ $< -lgnutls
 
 # A bench tool: API load over keep-alive connections (tests/vm/tools).
 LOAD := $(BUILD)/bin/sluice-load

@@ -5,8 +5,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gnutls/gnutls.h>
 
 #include "config.h"
+#include "store.h"
+
+/* The crc32c of two files' contents (an unreadable one counts as empty). */
+static uint32_t files_crc(const char *a, const char *b)
+{
+	const char *paths[2] = { a, b };
+	uint32_t crc = 0;
+	char buf[4096];
+	size_t n;
+
+	for (int i = 0; i < 2; i++) {
+		FILE *f = paths[i][0] ? fopen(paths[i], "re") : NULL;
+
+		while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+			crc = ag_crc32c(crc, buf, n);
+		if (f)
+			fclose(f);
+		crc = ag_crc32c(crc, "\n", 1);
+	}
+	return crc;
+}
 
 void ag_config_defaults(struct ag_config *c)
 {
@@ -20,6 +42,7 @@ void ag_config_defaults(struct ag_config *c)
 	c->request_deadline_s = 10;
 	c->connection_timeout_s = 30;
 	c->reconcile_interval_s = 300;
+	strcpy(c->tls_priorities, AG_TLS_PRIORITIES);
 	ag_monitor_config_defaults(&c->monitor);
 }
 
@@ -72,6 +95,17 @@ static int set(struct ag_config *c, const char *k, const char *v)
 		if (v[0] != '/' || strlen(v) >= sizeof(c->state_dir))
 			return -1;
 		strcpy(dst, v);
+		return 0;
+	}
+	if (!strcmp(k, "tls_priorities")) {
+		gnutls_priority_t prio;
+		const char *at = NULL;
+
+		/* GnuTLS's own parser: a string it cannot use is an error here, not at a handshake */
+		if (strlen(v) >= sizeof(c->tls_priorities) || gnutls_priority_init(&prio, v, &at))
+			return -1;
+		gnutls_priority_deinit(prio);
+		strcpy(c->tls_priorities, v);
 		return 0;
 	}
 	if (!strcmp(k, "allow_plain_remote")) {
@@ -160,6 +194,7 @@ int ag_config_load(struct ag_config *c, const char *path, char *err, size_t errl
 		}
 	}
 	fclose(f);
+	n.tls_files_crc = files_crc(n.tls_cert, n.tls_key);
 	*c = n;
 	return 0;
 }

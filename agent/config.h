@@ -5,7 +5,12 @@
  *   listen = 127.0.0.1:8080      address:port of the API (IPv4)
  *   state_dir = /var/lib/sluice
  *   tls_cert = <PEM file>        with tls_key: HTTPS only
- *   tls_key = <PEM file>
+ *   tls_key = <PEM file>         (their contents are read again at SIGHUP)
+ *   tls_priorities = <GnuTLS priority string>
+ *                                the protocol versions and suites offered;
+ *                                by default TLS 1.2 and 1.3 with AEAD suites
+ *                                only (AES-GCM, ChaCha20-Poly1305) and, in
+ *                                1.2, ephemeral ECDH key exchange only
  *   allow_plain_remote = no      plain HTTP on a non-loopback address
  *   max_connections = 4096       connections at once (each an fd: LimitNOFILE)
  *   max_connections_per_ip = 64  from one client address (0: no limit)
@@ -30,6 +35,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "monitor.h"
 
@@ -39,6 +45,9 @@ struct ag_config {
 	char state_dir[256];
 	char tls_cert[256];
 	char tls_key[256];
+	char tls_priorities[512];
+	/* the certificate's and key's contents, so that a SIGHUP sees new ones */
+	uint32_t tls_files_crc;
 	bool allow_plain_remote;
 	unsigned int max_connections;
 	unsigned int max_connections_per_ip;
@@ -48,6 +57,9 @@ struct ag_config {
 	unsigned int reconcile_interval_s;
 	struct ag_monitor_config monitor;
 };
+
+#define AG_TLS_PRIORITIES "SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:" \
+	"+AES-256-GCM:+AES-128-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-RSA:+ECDHE-ECDSA"
 
 void ag_config_defaults(struct ag_config *c);
 /* Read path over the defaults; 0, or -1 with err ("<path>:<line>: ..."). */

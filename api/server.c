@@ -40,7 +40,7 @@ struct conn {
 struct listener {
 	struct MHD_Daemon *d;
 	struct ap_ctx ctx;
-	char *cert, *key;
+	char *cert, *key, *priorities;	/* kept while MHD runs */
 	unsigned int deadline_ms;
 	pthread_mutex_t lock;	/* conns */
 	struct conn conns;	/* the list's head */
@@ -330,6 +330,7 @@ static void listener_free(struct listener *l)
 	ap_idem_free(l->ctx.idem);
 	ap_metrics_free(l->ctx.metrics);
 	free(l->cert);
+	free(l->priorities);
 	free(l->key);
 	free(l);
 }
@@ -392,13 +393,16 @@ void *ap_start(struct ag_agent *a, struct ag_monitor *mon, const struct ag_confi
 	if (cf->tls_cert[0]) {
 		l->cert = slurp(cf->tls_cert);
 		l->key = slurp(cf->tls_key);
-		if (!l->cert || !l->key) {
+		l->priorities = strdup(cf->tls_priorities);
+		if (!l->cert || !l->key || !l->priorities) {
 			ag_log("error", "cannot read %s or %s", cf->tls_cert, cf->tls_key);
 			goto fail;
 		}
 		flags |= MHD_USE_TLS;
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, l->cert };
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, l->key };
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0,
+						     l->priorities };
 	}
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 	if (pthread_create(&l->sweeper, NULL, sweep, l))

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <curl/curl.h>
 #include <jansson.h>
 
@@ -87,6 +88,9 @@ static int request(const struct opts *o, const char *method, const char *path,
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
+	/* plain http goes to this machine only (safe_for_token), never through a proxy */
+	if (!strncasecmp(o->url, "http://", 7))
+		curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
 	if (o->insecure) {
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -289,6 +293,31 @@ static void usage(void)
 		"Policy fields: total_bytes_sec, read_iops_sec, ... weight, reservation_iops (see the API).\n");
 }
 
+/*
+ * An argument as one path segment, percent-encoded: "../tenants/acme" stays
+ * one segment and never reaches another resource. Two results may be held
+ * at once.
+ */
+static const char *seg(const char *s)
+{
+	static char buf[2][768];
+	static int which;
+	char *o = buf[which ^= 1];
+	size_t n = 0;
+
+	for (; *s && n + 4 < sizeof(buf[0]); s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		    ch == '-' || ch == '_' || ch == '~')
+			o[n++] = (char)ch;
+		else
+			n += (size_t)snprintf(o + n, 4, "%%%02X", ch);
+	}
+	o[n] = '\0';
+	return o;
+}
+
 static bool is(int argc, char **argv, const char *a, const char *b, int min, int max)
 {
 	return argc >= min && argc <= max && !strcmp(argv[0], a) && (!b || !strcmp(argv[1], b));
@@ -316,7 +345,7 @@ static int run(struct opts *o, int argc, char **argv)
 	if (is(argc, argv, "pool", "list", 2, 2))
 		return call(o, "GET", "/v1/pools?limit=1000", NULL);
 	if (is(argc, argv, "pool", "show", 3, 3)) {
-		snprintf(path, sizeof(path), "/v1/pools/%s", argv[2]);
+		snprintf(path, sizeof(path), "/v1/pools/%s", seg(argv[2]));
 		return call(o, "GET", path, NULL);
 	}
 	if (is(argc, argv, "pool", "add", 4, 5) && (argc == 4 || !strcmp(argv[4], "force")))
@@ -325,7 +354,7 @@ static int run(struct opts *o, int argc, char **argv)
 	if (is(argc, argv, "tenant", "list", 2, 2))
 		return call(o, "GET", "/v1/tenants?limit=1000", NULL);
 	if (is(argc, argv, "tenant", "show", 3, 3) || is(argc, argv, "tenant", "delete", 3, 3)) {
-		snprintf(path, sizeof(path), "/v1/tenants/%s", argv[2]);
+		snprintf(path, sizeof(path), "/v1/tenants/%s", seg(argv[2]));
 		return call(o, argv[1][0] == 's' ? "GET" : "DELETE", path, NULL);
 	}
 	if (is(argc, argv, "tenant", "create", 3, 64)) {
@@ -335,13 +364,13 @@ static int run(struct opts *o, int argc, char **argv)
 	}
 	if (is(argc, argv, "volume", "list", 2, 3)) {
 		if (argc == 3)
-			snprintf(path, sizeof(path), "/v1/tenants/%s/volumes?limit=1000", argv[2]);
+			snprintf(path, sizeof(path), "/v1/tenants/%s/volumes?limit=1000", seg(argv[2]));
 		else
 			snprintf(path, sizeof(path), "/v1/volumes?limit=1000");
 		return call(o, "GET", path, NULL);
 	}
 	if (is(argc, argv, "volume", "show", 3, 3) || is(argc, argv, "volume", "delete", 3, 3)) {
-		snprintf(path, sizeof(path), "/v1/volumes/%s", argv[2]);
+		snprintf(path, sizeof(path), "/v1/volumes/%s", seg(argv[2]));
 		return call(o, argv[1][0] == 's' ? "GET" : "DELETE", path, NULL);
 	}
 	if (is(argc, argv, "volume", "create", 6, 64)) {
@@ -352,7 +381,7 @@ static int run(struct opts *o, int argc, char **argv)
 		f = fields(argc - 6, argv + 6);
 		if (!f)
 			return 2;
-		snprintf(path, sizeof(path), "/v1/tenants/%s/volumes", argv[2]);
+		snprintf(path, sizeof(path), "/v1/tenants/%s/volumes", seg(argv[2]));
 		return call(o, "POST", path, json_pack("{s:s, s:s, s:I, s:o}", "id", argv[3], "pool",
 						       argv[4], "size_bytes", size, "policy", f));
 	}
@@ -360,7 +389,7 @@ static int run(struct opts *o, int argc, char **argv)
 		f = fields(argc - 3, argv + 3);
 		if (!f)
 			return 2;
-		snprintf(path, sizeof(path), "/v1/volumes/%s", argv[2]);
+		snprintf(path, sizeof(path), "/v1/volumes/%s", seg(argv[2]));
 		return call(o, "PATCH", path, json_pack("{s:o}", "policy", f));
 	}
 	if (is(argc, argv, "volume", "grow", 4, 4)) {
@@ -368,11 +397,11 @@ static int run(struct opts *o, int argc, char **argv)
 			fprintf(stderr, "sluicectl: size: bytes, or a number with K, M, G or T\n");
 			return 2;
 		}
-		snprintf(path, sizeof(path), "/v1/volumes/%s", argv[2]);
+		snprintf(path, sizeof(path), "/v1/volumes/%s", seg(argv[2]));
 		return call(o, "PATCH", path, json_pack("{s:I}", "size_bytes", size));
 	}
 	if (is(argc, argv, "stats", NULL, 2, 2)) {
-		snprintf(path, sizeof(path), "/v1/volumes/%s/stats", argv[1]);
+		snprintf(path, sizeof(path), "/v1/volumes/%s/stats", seg(argv[1]));
 		return call(o, "GET", path, NULL);
 	}
 	if (is(argc, argv, "raw", NULL, 3, 4)) {
@@ -402,6 +431,37 @@ static bool read_token(const char *path, char *tok, size_t len, bool quiet)
 		tok[0] = '\0';
 	fclose(f);
 	tok[strcspn(tok, "\r\n")] = '\0';
+	return true;
+}
+
+/*
+ * Whether a token may be sent to url: over https, or over plain http to this
+ * machine (127.0.0.0/8, ::1, localhost) only, where nobody else sees it.
+ */
+static bool safe_for_token(const char *url)
+{
+	char host[256];
+	size_t n;
+
+	if (!strncasecmp(url, "https://", 8))
+		return true;
+	if (strncasecmp(url, "http://", 7))
+		return false;
+	url += 7;
+	if (url[0] == '[') {
+		n = strcspn(url, "]");
+		return url[n] == ']' && n == 4 && !strncmp(url, "[::1", 4);
+	}
+	n = strcspn(url, ":/?#@");
+	if (url[n] == '@' || n >= sizeof(host))
+		return false;	/* credentials in the URL: not a plain loopback address */
+	memcpy(host, url, n);
+	host[n] = '\0';
+	if (!strcasecmp(host, "localhost"))
+		return true;
+	/* 127.x.y.z, digits and dots only */
+	if (strncmp(host, "127.", 4) || strspn(host, "0123456789.") != n)
+		return false;
 	return true;
 }
 
@@ -448,6 +508,11 @@ int main(int argc, char **argv)
 		return 2;
 	if (!o.token[0])
 		read_token(ADMIN_TOKEN_FILE, o.token, sizeof(o.token), true);
+	if (o.token[0] && !safe_for_token(o.url)) {
+		fprintf(stderr, "sluicectl: %s: a token goes over plain http only to loopback; "
+			"use https:// (with --cacert)\n", o.url);
+		return 2;
+	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rc = run(&o, argc - i, argv + i);
 	curl_global_cleanup();

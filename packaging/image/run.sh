@@ -30,8 +30,13 @@ con=$dir/console.log
 		(umask 077 && echo "$tok" > "$dir/admin.token")
 	fi
 	tok=$(cat "$dir/admin.token" 2> /dev/null || echo "(not seen: it was shown at the image's first boot)")
-	printf '\r\n\r\n== sluice appliance: API https://127.0.0.1:%s/v1 (self-signed certificate)\r\n' "$port"
-	printf '== admin token %s (kept in %s/admin.token)\r\n\r\n' "$tok" "$dir"
+	# the certificate served, for sluicectl --cacert (its fingerprint is on the console to compare)
+	openssl s_client -connect "127.0.0.1:$port" < /dev/null 2> /dev/null |
+		openssl x509 > "$dir/cert.pem" 2> /dev/null || true
+	fp=$(openssl x509 -in "$dir/cert.pem" -noout -fingerprint -sha256 2> /dev/null | sed 's/.*=//')
+	printf '\r\n\r\n== sluice appliance: API https://127.0.0.1:%s/v1\r\n' "$port"
+	printf '== admin token %s (kept in %s/admin.token)\r\n' "$tok" "$dir"
+	printf '== certificate %s/cert.pem, SHA-256 %s\r\n\r\n' "$dir" "$fp"
 ) &
 watcher=$!
 trap 'kill $watcher 2> /dev/null || true' EXIT INT TERM

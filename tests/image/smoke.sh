@@ -85,6 +85,16 @@ served=$(openssl x509 -in "$out/cert.pem" -noout -fingerprint -sha256 2> /dev/nu
 [ $st = 0 ] && ! wait_for 'sluice: /dev/vdb \(8.0 GiB, blank\) is offered as a pool' 60 &&
 	st=1 why="the blank disk was not offered"
 check image/first-boot $st "$why"
+
+# -- TLS 1.2 and 1.3 only: an older client is refused, a TLS 1.2 one served
+st=0 why=""
+if openssl s_client -tls1_1 -connect "127.0.0.1:$port" < /dev/null > "$out/tls11" 2>&1 &&
+	grep -q "^ *Protocol *: TLSv1.1" "$out/tls11"; then
+	st=1 why="TLS 1.1 was negotiated"
+fi
+openssl s_client -tls1_2 -connect "127.0.0.1:$port" < /dev/null > "$out/tls12" 2>&1 ||
+	{ st=1 why="TLS 1.2 was refused: $(tail -n 3 "$out/tls12")"; }
+check image/tls-1.2-or-later $st "$why"
 echo "# first boot to API: ${t_api} s"
 echo "$t_api" > "$out/boot_to_api_s"
 [ $st = 0 ] || finish

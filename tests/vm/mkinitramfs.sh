@@ -107,14 +107,16 @@ overlay)
 			cp -L "$lib" "$stage$lib"
 		done
 	done
-	# a self-signed certificate for 127.0.0.1, for the HTTPS test (made once)
+	# two self-signed certificates for 127.0.0.1, for the HTTPS test (made
+	# once): the second replaces the first at a SIGHUP
 	tls=$root/build/test-tls
-	if [ ! -s "$tls/cert.pem" ]; then
+	for c in "" 2; do
+		[ ! -s "$tls/cert$c.pem" ] || continue
 		mkdir -p "$tls"
 		openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=127.0.0.1 \
-			-addext subjectAltName=IP:127.0.0.1 -keyout "$tls/key.pem" \
-			-out "$tls/cert.pem" > /dev/null 2>&1
-	fi
+			-addext subjectAltName=IP:127.0.0.1 -keyout "$tls/key$c.pem" \
+			-out "$tls/cert$c.pem" > /dev/null 2>&1
+	done
 	cp -r "$tls" "$stage/sluice/tls"
 	cp "$root/tests/vm/guest/init" "$stage/init"
 	chmod 755 "$stage/init"

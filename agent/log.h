@@ -2,8 +2,9 @@
 /*
  * Logging to stderr, one line each, "sluiced: <level>: <message>"; under
  * systemd (JOURNAL_STREAM set) "<priority>message" instead, which the
- * journal takes as the line's priority (sd-daemon(3)). SLUICED_LOG=warning
- * (or error) drops the lines below that level.
+ * journal takes as the line's priority (sd-daemon(3)). Levels: error,
+ * warning, audit (who changed what, and the outcome: notice), info.
+ * SLUICED_LOG=warning drops info, SLUICED_LOG=error all but errors.
  */
 #ifndef SLUICE_AGENT_LOG_H
 #define SLUICE_AGENT_LOG_H
@@ -23,11 +24,11 @@ static inline void ag_log(const char *level, const char *fmt, ...)
 
 	if (min && !strcmp(level, "info") && (!strcmp(min, "warning") || !strcmp(min, "error")))
 		return;
-	if (min && !strcmp(level, "warning") && !strcmp(min, "error"))
+	if (min && (!strcmp(level, "warning") || !strcmp(level, "audit")) && !strcmp(min, "error"))
 		return;
 	if (getenv("JOURNAL_STREAM"))
 		fprintf(stderr, "<%c>", !strcmp(level, "error") ? '3' :
-			!strcmp(level, "warning") ? '4' : '6');
+			!strcmp(level, "warning") ? '4' : !strcmp(level, "audit") ? '5' : '6');
 	else
 		fprintf(stderr, "sluiced: %s: ", level);
 	va_start(ap, fmt);

@@ -365,6 +365,37 @@ int ag_tenant_create(struct ag_agent *a, const char *id, const char *token_sha25
 	return rc;
 }
 
+int ag_tenant_set_token(struct ag_agent *a, const char *id, const char *token_sha256,
+			struct ag_err *e)
+{
+	struct ag_tenant *t, next;
+	int rc = -1;
+
+	pthread_rwlock_wrlock(&a->st.lock);
+	t = ag_state_tenant(&a->st, id);
+	if (!t) {
+		ag_fail(e, AG_E_NOTFOUND, "no tenant %s", id);
+		goto out;
+	}
+	next = *t;
+	snprintf(next.token_sha256, sizeof(next.token_sha256), "%s", token_sha256);
+	if (ag_db_begin(a->db, e))
+		goto out;
+	if (ag_db_put_tenant(a->db, &next, e)) {
+		ag_db_rollback(a->db);
+		goto out;
+	}
+	if (commit(a, e))
+		goto out;
+	/* the old token stops with the next request: it is compared under this lock */
+	strcpy(t->token_sha256, next.token_sha256);
+	rc = 0;
+	ag_log("info", "tenant %s: token replaced", id);
+out:
+	pthread_rwlock_unlock(&a->st.lock);
+	return rc;
+}
+
 int ag_tenant_delete(struct ag_agent *a, const char *id, struct ag_err *e)
 {
 	const struct ag_tenant *t;

@@ -99,6 +99,9 @@ int ag_volume_delete(struct ag_agent *a, const char *id, struct ag_err *e);
 /* A tenant with its token hash and ceilings (NULL: none). */
 int ag_tenant_create(struct ag_agent *a, const char *id, const char *token_sha256,
 		     const struct ag_ceilings *ceilings, struct ag_err *e);
+/* A tenant's token (its hash): the old one stops working at once. */
+int ag_tenant_set_token(struct ag_agent *a, const char *id, const char *token_sha256,
+			struct ag_err *e);
 /* Only a tenant without volumes. */
 int ag_tenant_delete(struct ag_agent *a, const char *id, struct ag_err *e);
 

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 #include "daemon.h"
@@ -36,20 +37,29 @@ struct console {
 typedef int console_op(struct ag_agent *a, char **args, struct ag_err *e);
 
 /* Run one operation with the store open; 0, or 1 with the error reported. */
-static int with_agent(const struct console *con, console_op *op, char **args)
+/* Run a command's operation; every one is a change, so each leaves an audit line. */
+static int with_agent(const struct console *con, console_op *op, char **argv)
 {
+	char what[512];
 	struct ag_agent a;
 	struct ag_err e = { 0 };
-	int rc;
+	size_t used = 0;
+	int rc, i;
+
+	for (i = 0; argv[i] && used < sizeof(what) - 1; i++)
+		used += (size_t)snprintf(what + used, sizeof(what) - used, "%s%s", i ? " " : "",
+					 argv[i]);
 
 	if (ag_agent_open(&a, con->dir, con->lock_wait_s, true, &e)) {
 		ag_log("error", "%s%s", e.msg, e.code == AG_E_CORRUPT ?
 		       "; stopping, the store is left as it is" : "");
 		return 1;
 	}
-	rc = op(&a, args, &e);
+	rc = op(&a, argv + 1, &e);
 	if (rc)
 		ag_log("error", "%s", e.msg[0] ? e.msg : "failed");
+	ag_log("audit", "console (uid %u) %s: %s", (unsigned int)getuid(), what,
+	       rc ? "failed" : "done");
 	ag_agent_close(&a);
 	return rc ? 1 : 0;
 }
@@ -308,19 +318,19 @@ static void usage(void)
 static int dispatch(const struct console *con, int argc, char **argv)
 {
 	if (!strcmp(argv[0], "reconcile") && argc == 1)
-		return with_agent(con, op_reconcile, argv + 1);
+		return with_agent(con, op_reconcile, argv);
 	if (!strcmp(argv[0], "pool-add") && (argc == 3 || (argc == 4 && !strcmp(argv[3], "force"))))
-		return with_agent(con, op_pool_add, argv + 1);
+		return with_agent(con, op_pool_add, argv);
 	if (!strcmp(argv[0], "create") && argc >= 5 && argc <= 7)
-		return with_agent(con, op_create, argv + 1);
+		return with_agent(con, op_create, argv);
 	if (!strcmp(argv[0], "grow") && argc == 3)
-		return with_agent(con, op_grow, argv + 1);
+		return with_agent(con, op_grow, argv);
 	if (!strcmp(argv[0], "set") && (argc == 3 || argc == 4))
-		return with_agent(con, op_set, argv + 1);
+		return with_agent(con, op_set, argv);
 	if (!strcmp(argv[0], "delete") && argc == 2)
-		return with_agent(con, op_delete, argv + 1);
+		return with_agent(con, op_delete, argv);
 	if (!strcmp(argv[0], "import") && argc == 2)
-		return with_agent(con, op_import, argv + 1);
+		return with_agent(con, op_import, argv);
 	if (!strcmp(argv[0], "show") && argc == 1)
 		return cmd_show(con->dir);
 	if (!strcmp(argv[0], "list") && argc == 1)

@@ -9,6 +9,7 @@
 #ifndef SLUICE_API_API_H
 #define SLUICE_API_API_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -29,9 +30,14 @@ struct ap_ctx {
 	struct ag_agent *agent;		/* the state, the operations */
 	struct ap_idem *idem;		/* the Idempotency-Keys seen (idem.h), or NULL */
 	struct ap_metrics *metrics;	/* the API's own figures (metrics.h), or NULL */
+	/* the tokens' hashes ("" for none), read and replaced under ap_tokens_lock */
 	char admin_hash[AP_HASH_HEX + 1];
+	char monitor_hash[AP_HASH_HEX + 1];	/* may read /metrics, nothing else */
+	char state_dir[256];		/* where admin.token and monitor.token live */
 	struct ag_monitor *monitor;	/* the dirty monitor, or NULL */
 };
+
+extern pthread_mutex_t ap_tokens_lock;
 
 struct ap_request {
 	const char *method;

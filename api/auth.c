@@ -61,20 +61,13 @@ static bool token_shaped(const char *t)
 	return i == AP_TOKEN_LEN;
 }
 
-/*
- * Write a new token to dir/admin.token whole: a synced temporary file
- * renamed over it, then the directory synced. Written in place, a crash
- * between create and write left an empty file, and the daemon refused it
- * at every start after.
- */
-static int admin_token_make(const char *dir, const char *path, char *tok, char *err,
-			    size_t errlen)
+int ap_token_file_write(const char *dir, const char *name, const char *tok, char *err,
+			size_t errlen)
 {
-	char tmp[4200];
+	char path[4096], tmp[4200];
 	int fd, dfd, ok;
 
-	if (ap_token_new(tok))
-		return snprintf(err, errlen, "no randomness for a token"), -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
@@ -94,24 +87,20 @@ static int admin_token_make(const char *dir, const char *path, char *tok, char *
 	return 0;
 }
 
-int ap_admin_token(const char *dir, char *tok, bool *made, char *err, size_t errlen)
+int ap_token_file_read(const char *dir, const char *name, char *tok, char *err, size_t errlen)
 {
 	char path[4096];
 	struct stat st;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/admin.token", dir);
-	*made = false;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	/* missing, or empty: what a crash in the old in-place write left */
 	if ((fd < 0 && errno == ENOENT) ||
 	    (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size == 0)) {
 		if (fd >= 0)
 			close(fd);
-		if (admin_token_make(dir, path, tok, err, errlen))
-			return -1;
-		*made = true;
 		return 0;
 	}
 	if (fd < 0)
@@ -124,5 +113,21 @@ int ap_admin_token(const char *dir, char *tok, bool *made, char *err, size_t err
 		tok[0] = '\0';
 	if (!token_shaped(tok))
 		return snprintf(err, errlen, "%s: not a token (64 hex digits)", path), -1;
+	return 1;
+}
+
+int ap_admin_token(const char *dir, char *tok, bool *made, char *err, size_t errlen)
+{
+	int rc = ap_token_file_read(dir, "admin.token", tok, err, errlen);
+
+	*made = false;
+	if (rc)
+		return rc > 0 ? 0 : -1;
+	/* written whole: a crash in an in-place write once left an empty file */
+	if (ap_token_new(tok))
+		return snprintf(err, errlen, "no randomness for a token"), -1;
+	if (ap_token_file_write(dir, "admin.token", tok, err, errlen))
+		return -1;
+	*made = true;
 	return 0;
 }

@@ -13,6 +13,7 @@
 /* Who is asking: the admin, or one tenant. */
 struct ap_who {
 	bool admin;
+	bool monitor;			/* the monitoring token: /metrics only */
 	char tenant[AG_ID_MAX + 1];
 };
 
@@ -30,6 +31,7 @@ struct ap_call {
 typedef void ap_handler(struct ap_call *c);
 
 ap_handler ap_get_health, ap_get_metrics;
+ap_handler ap_post_tenant_token, ap_post_admin_token, ap_post_monitor_token;
 ap_handler ap_list_pools, ap_post_pool, ap_get_pool;
 ap_handler ap_list_tenants, ap_post_tenant, ap_get_tenant, ap_delete_tenant;
 ap_handler ap_list_tenant_volumes, ap_post_tenant_volume;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../agent/log.h"
 #include "handlers.h"
 #include "idem.h"
 #include "metrics.h"
@@ -18,27 +19,33 @@ struct route {
 	const char *method;
 	ap_handler *fn;
 	bool open;		/* no token needed */
+	bool monitor;		/* the monitoring token may call it */
 };
 
+pthread_mutex_t ap_tokens_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static const struct route routes[] = {
-	{ "/v1/health", "GET", ap_get_health, true },
-	{ "/v1/pools", "GET", ap_list_pools, false },
-	{ "/v1/pools", "POST", ap_post_pool, false },
-	{ "/v1/pools/*", "GET", ap_get_pool, false },
-	{ "/v1/tenants", "GET", ap_list_tenants, false },
-	{ "/v1/tenants", "POST", ap_post_tenant, false },
-	{ "/v1/tenants/*", "GET", ap_get_tenant, false },
-	{ "/v1/tenants/*", "DELETE", ap_delete_tenant, false },
-	{ "/v1/tenants/*/volumes", "GET", ap_list_tenant_volumes, false },
-	{ "/v1/tenants/*/volumes", "POST", ap_post_tenant_volume, false },
-	{ "/v1/volumes", "GET", ap_list_volumes, false },
-	{ "/v1/volumes/*", "GET", ap_get_volume, false },
-	{ "/v1/volumes/*", "PUT", ap_put_volume, false },
-	{ "/v1/volumes/*", "PATCH", ap_patch_volume, false },
-	{ "/v1/volumes/*", "DELETE", ap_delete_volume, false },
-	{ "/v1/volumes/*/stats", "GET", ap_get_volume_stats, false },
-	{ "/v1/jobs", "GET", ap_list_jobs, false },
-	{ "/metrics", "GET", ap_get_metrics, false },
+	{ "/v1/health", "GET", ap_get_health, true, false },
+	{ "/v1/pools", "GET", ap_list_pools, false, false },
+	{ "/v1/pools", "POST", ap_post_pool, false, false },
+	{ "/v1/pools/*", "GET", ap_get_pool, false, false },
+	{ "/v1/tenants", "GET", ap_list_tenants, false, false },
+	{ "/v1/tenants", "POST", ap_post_tenant, false, false },
+	{ "/v1/tenants/*", "GET", ap_get_tenant, false, false },
+	{ "/v1/tenants/*", "DELETE", ap_delete_tenant, false, false },
+	{ "/v1/tenants/*/token", "POST", ap_post_tenant_token, false, false },
+	{ "/v1/admin/token", "POST", ap_post_admin_token, false, false },
+	{ "/v1/admin/monitor-token", "POST", ap_post_monitor_token, false, false },
+	{ "/v1/tenants/*/volumes", "GET", ap_list_tenant_volumes, false, false },
+	{ "/v1/tenants/*/volumes", "POST", ap_post_tenant_volume, false, false },
+	{ "/v1/volumes", "GET", ap_list_volumes, false, false },
+	{ "/v1/volumes/*", "GET", ap_get_volume, false, false },
+	{ "/v1/volumes/*", "PUT", ap_put_volume, false, false },
+	{ "/v1/volumes/*", "PATCH", ap_patch_volume, false, false },
+	{ "/v1/volumes/*", "DELETE", ap_delete_volume, false, false },
+	{ "/v1/volumes/*/stats", "GET", ap_get_volume_stats, false, false },
+	{ "/v1/jobs", "GET", ap_list_jobs, false, false },
+	{ "/metrics", "GET", ap_get_metrics, false, true },
 };
 
 #define NR_ROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -92,10 +99,14 @@ static bool resolve(struct ap_call *c, const char *auth, struct ap_who *who)
 	tok = auth + 7;
 	if (strlen(tok) != AP_TOKEN_LEN || ap_token_hash(tok, hash))
 		return false;
-	if (ap_equal_ct(hash, c->ctx->admin_hash, AP_HASH_HEX)) {
-		who->admin = true;
+	pthread_mutex_lock(&ap_tokens_lock);
+	who->admin = strlen(c->ctx->admin_hash) == AP_HASH_HEX &&
+		     ap_equal_ct(hash, c->ctx->admin_hash, AP_HASH_HEX);
+	who->monitor = strlen(c->ctx->monitor_hash) == AP_HASH_HEX &&
+		       ap_equal_ct(hash, c->ctx->monitor_hash, AP_HASH_HEX);
+	pthread_mutex_unlock(&ap_tokens_lock);
+	if (who->admin || who->monitor)
 		return true;
-	}
 	/* every tenant is compared, so the time does not tell which one matched */
 	pthread_rwlock_rdlock(&c->st->lock);
 	all = ag_idmap_values(&c->st->tenants);
@@ -126,7 +137,7 @@ void ap_reply(struct ap_call *c, unsigned int status, json_t *j)
 }
 
 static void handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp,
-		   int *route);
+		   int *route, char *principal);
 
 static double now_s(void)
 {
@@ -136,17 +147,50 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* text for a log line: printable ASCII, the rest as '?', at most len - 1 bytes */
+static void printable(const char *in, char *out, size_t len)
+{
+	size_t i;
+
+	for (i = 0; in && in[i] && i + 1 < len; i++)
+		out[i] = in[i] >= 0x20 && in[i] < 0x7f ? in[i] : '?';
+	out[i] = '\0';
+}
+
+/*
+ * One audit line for every request that may change something: who asked
+ * (by principal, never by token), what, and the outcome, with a refusal's
+ * detail.
+ */
+static void audit(const struct ap_request *req, const struct ap_response *resp, const char *who)
+{
+	char path[256], detail[256] = "";
+	json_t *j = NULL;
+
+	if (!strcmp(req->method, "GET") || !strcmp(req->method, "HEAD"))
+		return;
+	printable(req->path, path, sizeof(path));
+	if (resp->status >= 400 && resp->body)
+		j = json_loads(resp->body, 0, NULL);
+	printable(json_string_value(json_object_get(j, "detail")), detail, sizeof(detail));
+	json_decref(j);
+	ag_log("audit", "%s %.8s %s: %u%s%s", who, req->method, path, resp->status,
+	       detail[0] ? " " : "", detail);
+}
+
 void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp)
 {
+	char who[AG_ID_MAX + 16] = "anonymous";
 	double t0 = now_s();
 	int route = -1;
 
-	handle(ctx, req, resp, &route);
+	handle(ctx, req, resp, &route, who);
 	ap_metrics_record(ctx->metrics, route, resp->status, now_s() - t0);
+	audit(req, resp, who);
 }
 
 static void handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp,
-		   int *route)
+		   int *route, char *principal)
 {
 	char arg[AG_ID_MAX + 2] = "";
 	const struct route *r = NULL;
@@ -187,6 +231,12 @@ static void handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_r
 	}
 	if (!r->open && !resolve(&c, req->authorization, &c.who)) {
 		ap_problem(resp, AP_P_UNAUTHORIZED, "give a valid token: Authorization: Bearer <token>");
+		return;
+	}
+	snprintf(principal, AG_ID_MAX + 16, "%s%s", c.who.admin ? "admin" : c.who.monitor ?
+		 "monitor" : "tenant ", c.who.admin || c.who.monitor ? "" : c.who.tenant);
+	if (c.who.monitor && !r->monitor) {
+		ap_problem(resp, AP_P_FORBIDDEN, "the monitoring token reads /metrics only");
 		return;
 	}
 	who = c.who.admin ? "" : c.who.tenant;

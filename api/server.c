@@ -367,6 +367,14 @@ void *ap_start(struct ag_agent *a, struct ag_monitor *mon, const struct ag_confi
 	l->ctx.metrics = ap_metrics_new();
 	if (!l->ctx.idem || !l->ctx.metrics)
 		goto fail;
+	snprintf(l->ctx.state_dir, sizeof(l->ctx.state_dir), "%s", cf->state_dir);
+	tok[0] = '\0';
+	if (ap_token_file_read(cf->state_dir, "monitor.token", tok, err, sizeof(err)) < 0) {
+		ag_log("error", "monitoring token: %s", err);
+		goto fail;
+	}
+	if (tok[0] && ap_token_hash(tok, l->ctx.monitor_hash))
+		goto fail;
 	if (ap_admin_token(cf->state_dir, tok, &made, err, sizeof(err)) ||
 	    ap_token_hash(tok, l->ctx.admin_hash)) {
 		ag_log("error", "admin token: %s", err);

@@ -283,6 +283,8 @@ static void usage(void)
 		"  pool list | pool show <name> | pool add <name> <device> [force]\n"
 		"  tenant list | tenant show <id> | tenant delete <id>\n"
 		"  tenant create <id> [<field>=<max> ...]        ceilings; prints the token once\n"
+		"  tenant token <id>                             a new token (the old stops at once)\n"
+		"  token admin | token monitor                   a new admin or monitoring token\n"
 		"  volume list [<tenant>] | volume show <id> | volume delete <id>\n"
 		"  volume create <tenant> <id> <pool> <size> [<field>=<value> ...]\n"
 		"  volume set <id> <field>=<value>|null ...     a partial policy change\n"
@@ -357,6 +359,14 @@ static int run(struct opts *o, int argc, char **argv)
 		snprintf(path, sizeof(path), "/v1/tenants/%s", seg(argv[2]));
 		return call(o, argv[1][0] == 's' ? "GET" : "DELETE", path, NULL);
 	}
+	if (is(argc, argv, "tenant", "token", 3, 3)) {
+		snprintf(path, sizeof(path), "/v1/tenants/%s/token", seg(argv[2]));
+		return call(o, "POST", path, NULL);
+	}
+	if (is(argc, argv, "token", "admin", 2, 2))
+		return call(o, "POST", "/v1/admin/token", NULL);
+	if (is(argc, argv, "token", "monitor", 2, 2))
+		return call(o, "POST", "/v1/admin/monitor-token", NULL);
 	if (is(argc, argv, "tenant", "create", 3, 64)) {
 		f = fields(argc - 3, argv + 3);
 		return f ? call(o, "POST", "/v1/tenants",

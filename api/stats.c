@@ -276,7 +276,7 @@ void ap_get_metrics(struct ap_call *c)
 	void **all;
 	FILE *f;
 
-	if (!ap_need_admin(c))
+	if (!c->who.monitor && !ap_need_admin(c))
 		return;
 	pthread_rwlock_rdlock(&c->st->lock);
 	all = ag_state_sorted(&c->st->vols, &n);

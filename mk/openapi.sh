@@ -1,7 +1,7 @@
 #!/bin/sh
 # api/openapi.yaml as tests: valid OpenAPI 3.1 by a real validator (npm's
 # @seriousme/openapi-schema-validator, installed once into build/npm), and
-# every documented answer exercised by the guest API tests (and nothing
+# every documented answer exercised by the guest API and tenant tests (and nothing
 # answered that is undocumented). Writes counts to $1.
 set -u
 counts=$1
@@ -20,7 +20,7 @@ fi
 "$npm_dir/node_modules/.bin/validate-api" "$root/api/openapi.yaml" > "$log" 2>&1
 report openapi/valid-3.1 $? "$log" 30
 NODE_PATH=$npm_dir/node_modules node "$root/tests/openapi/coverage.js" "$root/api/openapi.yaml" \
-	"$root"/tests/vm/tests/api/* > "$log" 2>&1
+	"$root"/tests/vm/tests/api/* "$root"/tests/vm/tests/tenant/* > "$log" 2>&1
 rc=$?
 [ $rc = 0 ] && sed 's/^/# /' "$log" | tail -n 1
 report openapi/every-documented-answer-exercised $rc "$log" 30

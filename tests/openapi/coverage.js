@@ -1,6 +1,8 @@
 // Every (path, method, status) that api/openapi.yaml documents must be
-// exercised by a `req <status> <token> <METHOD> <path>` line of the guest
-// API tests; and every such line must be documented. Prints what is missing.
+// exercised by a `req <status> <token> <METHOD> <path>` line (or `refused
+// <status> <problem> <field> <token> <METHOD> <path>`) of the guest API and
+// tenant tests; and every such line must be documented. Prints what is
+// missing.
 // Usage: node coverage.js <openapi.yaml> <test file>...
 'use strict';
 const fs = require('fs');
@@ -19,7 +21,7 @@ for (const [path, item] of Object.entries(doc.paths)) {
 			documented.push({ path, re, method: m.toUpperCase(), status, seen: false });
 	}
 }
-const line = /\breq (\d{3}) \S+ ([A-Z]+) "?([^ "?]+)/;
+const line = /\b(?:req|refused) (\d{3}) (?:\S+ \S+ )?\S+ ([A-Z]+) "?([^ "?]+)/;
 let undocumented = 0;
 for (const file of tests) {
 	for (const text of fs.readFileSync(file, 'utf8').split('\n')) {

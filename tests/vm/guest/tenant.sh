@@ -10,7 +10,7 @@ TENANT_STATE=/tmp/tenant-state
 tenant_setup() {
 	modprobe brd rd_nr=${TENANT_DISKS:-2} rd_size=524288
 	modprobe dm-sluice
-	at_exit 'kill $dpid 2> /dev/null; for d in $(dmsetup ls | awk "/^sluice-/ && !/-data/ {print \$1}"); do dmsetup remove --retry $d; done; for d in $(dmsetup ls | awk "/^sluice-/ {print \$1}"); do dmsetup remove --retry $d; done; rmmod dm_sluice_weight 2> /dev/null; rmmod brd'
+	at_exit 'kill $dpid 2> /dev/null; wait $dpid; for d in $(dmsetup ls | awk "/^sluice-/ && !/-data/ {print \$1}"); do dmsetup remove --retry $d; done; for d in $(dmsetup ls | awk "/^sluice-/ {print \$1}"); do dmsetup remove --retry $d; done; rmmod dm_sluice_weight 2> /dev/null; rmmod brd'
 	rm -rf $TENANT_STATE
 	mkdir -p $TENANT_STATE /etc/sluice
 	printf 'listen = 127.0.0.1:8080\n' > /etc/sluice/sluiced.conf
@@ -23,7 +23,8 @@ tenant_daemon() {
 	sluiced -s $TENANT_STATE daemon 2>> /tmp/daemon.log &
 	dpid=$!
 	n=0
-	until sluicectl --url http://127.0.0.1:8080 health > /dev/null 2>&1; do
+	# answered by this daemon, not one a test before left behind
+	until sluicectl --url http://127.0.0.1:8080 health > /dev/null 2>&1 && kill -0 $dpid; do
 		n=$((n + 1))
 		[ $n -lt 100 ] || fail "the API did not come up: $(tail -n 5 /tmp/daemon.log)"
 		sleep 0.1

@@ -42,6 +42,7 @@ void ag_config_defaults(struct ag_config *c)
 	c->request_deadline_s = 10;
 	c->connection_timeout_s = 30;
 	c->reconcile_interval_s = 300;
+	c->reservation_pct = 90;
 	strcpy(c->tls_priorities, AG_TLS_PRIORITIES);
 	ag_monitor_config_defaults(&c->monitor);
 }
@@ -124,6 +125,8 @@ static int set(struct ag_config *c, const char *k, const char *v)
 		return uint_of(v, 1, 600, &c->request_deadline_s);
 	if (!strcmp(k, "connection_timeout_s"))
 		return uint_of(v, 1, 3600, &c->connection_timeout_s);
+	if (!strcmp(k, "reservation_pct"))
+		return uint_of(v, 1, 100, &c->reservation_pct);
 	if (!strcmp(k, "reconcile_interval_s"))
 		return uint_of(v, 0, 86400, &c->reconcile_interval_s);
 	if (!strcmp(k, "monitor_interval_ms"))

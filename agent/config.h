@@ -19,6 +19,8 @@
  *                                arrived this long after its connection was
  *                                accepted (a client trickling bytes is cut off)
  *   connection_timeout_s = 30    idle clients are cut off after this
+ *   reservation_pct = 90         of a pool's declared capacity, how much its
+ *                                volumes' reservations may take in all
  *   reconcile_interval_s = 300   the kernel converged with the state this
  *                                often (drift repaired); 0 turns it off
  *   monitor_interval_ms = 1000   the dirty monitor's tick; 0 turns it off
@@ -55,6 +57,7 @@ struct ag_config {
 	unsigned int request_deadline_s;
 	unsigned int connection_timeout_s;
 	unsigned int reconcile_interval_s;
+	unsigned int reservation_pct;
 	struct ag_monitor_config monitor;
 };
 

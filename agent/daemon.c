@@ -110,6 +110,7 @@ int ag_daemon(const char *config_path, const char *state_dir, const struct ag_fr
 		return 1;
 	}
 	mon = start_monitor(&a, &cf);
+	a.reservation_pct = cf.reservation_pct;
 	served = fe->start(&a, mon, &cf);
 	if (!served) {
 		ag_monitor_close(mon);
@@ -144,6 +145,10 @@ int ag_daemon(const char *config_path, const char *state_dir, const struct ag_fr
 			ag_monitor_close(mon);
 			mon = start_monitor(&a, &next);
 		}
+		/* under the state's lock: the operations read it there */
+		pthread_rwlock_wrlock(&a.st.lock);
+		a.reservation_pct = next.reservation_pct;
+		pthread_rwlock_unlock(&a.st.lock);
 		served = fe->start(&a, mon, &next);
 		if (served) {
 			cf = next;

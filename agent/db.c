@@ -18,8 +18,9 @@
 
 #define FORMAT "sluice-state"
 /*
- * 1 was the JSON document, state.json; 3 added pools.uuid (a store of 2 is
- * brought to 3 when it is opened for writing).
+ * 1 was the JSON document, state.json; 3 added pools.uuid and
+ * pools.capacity (a store of 2 is brought to 3 when it is opened for
+ * writing).
  */
 #define SCHEMA_VERSION "3"
 #define SEP "\x1f"
@@ -37,7 +38,8 @@ struct ag_db {
 static const char schema[] =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
 	"CREATE TABLE pools(name TEXT PRIMARY KEY, device TEXT NOT NULL,"
-	" extents INTEGER NOT NULL, crc INTEGER NOT NULL, uuid TEXT NOT NULL DEFAULT '');"
+	" extents INTEGER NOT NULL, crc INTEGER NOT NULL, uuid TEXT NOT NULL DEFAULT '',"
+	" capacity TEXT NOT NULL DEFAULT '');"
 	"CREATE TABLE tenants(id TEXT PRIMARY KEY, token_sha256 TEXT NOT NULL,"
 	" ceilings TEXT NOT NULL, crc INTEGER NOT NULL);"
 	"CREATE TABLE volumes(id TEXT PRIMARY KEY, tenant TEXT NOT NULL, pool TEXT NOT NULL,"
@@ -163,6 +165,7 @@ static int configure(struct ag_db *db, struct ag_err *e)
 		if (exec(db, "BEGIN IMMEDIATE", e))
 			return -1;
 		if (exec(db, "ALTER TABLE pools ADD COLUMN uuid TEXT NOT NULL DEFAULT '';"
+			 "ALTER TABLE pools ADD COLUMN capacity TEXT NOT NULL DEFAULT '';"
 			 "UPDATE meta SET value = '" SCHEMA_VERSION "' WHERE key = 'version'", e) ||
 		    exec(db, "COMMIT", e)) {
 			sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
@@ -346,12 +349,15 @@ static int run(struct ag_db *db, const char *sql, const char *const *p, size_t n
 
 int ag_db_put_pool(struct ag_db *db, const struct ag_pool *p, struct ag_err *e)
 {
-	char ext[24];
-	const char *f[] = { p->name, p->device, ext, p->uuid };
+	char ext[24], cap[48] = "";
+	const char *f[] = { p->name, p->device, ext, p->uuid, cap };
 
 	snprintf(ext, sizeof(ext), "%" PRIu64, p->extents);
-	return run(db, "INSERT OR REPLACE INTO pools(name, device, extents, uuid, crc)"
-		   " VALUES(?, ?, CAST(?3 AS INTEGER), ?, ?)", f, 4, true, e);
+	/* "<IO/s>:<bytes/s>", or "" for none declared (a trailing empty field, as before it) */
+	if (p->capacity_iops || p->capacity_bps)
+		snprintf(cap, sizeof(cap), "%" PRIu64 ":%" PRIu64, p->capacity_iops, p->capacity_bps);
+	return run(db, "INSERT OR REPLACE INTO pools(name, device, extents, uuid, capacity, crc)"
+		   " VALUES(?, ?, CAST(?3 AS INTEGER), ?, ?, ?)", f, 5, true, e);
 }
 
 int ag_db_put_tenant(struct ag_db *db, const struct ag_tenant *t, struct ag_err *e)
@@ -483,6 +489,28 @@ static int read_rows(struct ag_db *db, const char *sql, const char *const *names
 	return 0;
 }
 
+/* A pool's "<IO/s>:<bytes/s>" as the document's capacity_iops and capacity_bps. */
+static int capacity_to_json(json_t *pools, struct ag_err *e)
+{
+	const char *name;
+	json_t *p;
+
+	json_object_foreach(pools, name, p) {
+		const char *text = json_string_value(json_object_get(p, "capacity"));
+		unsigned long long iops, bps;
+		char tail;
+
+		if (text && text[0]) {
+			if (sscanf(text, "%llu:%llu%c", &iops, &bps, &tail) != 2)
+				return ag_fail(e, AG_E_CORRUPT, "state: bad capacity of pool %s", name);
+			json_object_set_new(p, "capacity_iops", json_integer((json_int_t)iops));
+			json_object_set_new(p, "capacity_bps", json_integer((json_int_t)bps));
+		}
+		json_object_del(p, "capacity");
+	}
+	return 0;
+}
+
 /* "<first>:<count>,..." as the document's [[first, count], ...]. */
 static int runs_to_json(json_t *vols, struct ag_err *e)
 {
@@ -512,7 +540,7 @@ static int runs_to_json(json_t *vols, struct ag_err *e)
 
 int ag_db_load(struct ag_db *db, struct ag_model *m, struct ag_err *e)
 {
-	static const char *const pool_f[] = { "name", "device", "#extents", "uuid" };
+	static const char *const pool_f[] = { "name", "device", "#extents", "uuid", "capacity" };
 	static const char *const tenant_f[] = { "id", "token_sha256", "@ceilings" };
 	static const char *const vol_f[] = { "id", "tenant", "pool", "#size", "runs", "policy",
 					     "agent_policy", "state", "#wiped", "#deleting_since" };
@@ -529,9 +557,10 @@ int ag_db_load(struct ag_db *db, struct ag_model *m, struct ag_err *e)
 		goto out;
 	}
 	/* a store of version 2 read without migrating it (show, list) has no uuid */
-	rc = read_rows(db, db->version == 2 ? "SELECT name, device, extents, '', crc FROM pools" :
-		       "SELECT name, device, extents, uuid, crc FROM pools", pool_f, 4,
+	rc = read_rows(db, db->version == 2 ? "SELECT name, device, extents, '', '', crc FROM pools" :
+		       "SELECT name, device, extents, uuid, capacity, crc FROM pools", pool_f, 5,
 		       json_object_get(state, "pools"), e) ||
+	     capacity_to_json(json_object_get(state, "pools"), e) ||
 	     read_rows(db, "SELECT id, token_sha256, ceilings, crc FROM tenants", tenant_f, 3,
 		       json_object_get(state, "tenants"), e) ||
 	     read_rows(db, "SELECT id, tenant, pool, size, runs, policy, agent_policy, state, wiped,"

@@ -42,14 +42,18 @@ static int load_pools(struct ag_model *m, json_t *pools, char *err, size_t errle
 	json_object_foreach(pools, name, p) {
 		struct ag_pool *pool = &m->pools[m->nr_pools];
 		const char *dev, *uuid = "";
-		json_int_t ext;
+		json_int_t ext, cap_iops = 0, cap_bps = 0;
 
 		if (!ag_valid_id(name))
 			return bad(err, errlen, "bad pool name", name);
-		if (json_unpack(p, "{s:s, s:I, s?s}", "device", &dev, "extents", &ext, "uuid", &uuid) ||
+		if (json_unpack(p, "{s:s, s:I, s?s, s?I, s?I}", "device", &dev, "extents", &ext, "uuid",
+				&uuid, "capacity_iops", &cap_iops, "capacity_bps", &cap_bps) ||
 		    ext < 1 || strlen(dev) >= sizeof(pool->device) || strncmp(dev, "/dev/", 5) ||
-		    (uuid[0] && !ag_uuid_valid(uuid)))
+		    (uuid[0] && !ag_uuid_valid(uuid)) || cap_iops < 0 || cap_bps < 0 ||
+		    (uint64_t)cap_iops > AG_VALUE_MAX || (uint64_t)cap_bps > AG_VALUE_MAX)
 			return bad(err, errlen, "bad pool", name);
+		pool->capacity_iops = (uint64_t)cap_iops;
+		pool->capacity_bps = (uint64_t)cap_bps;
 		strcpy(pool->name, name);
 		strcpy(pool->device, dev);
 		strcpy(pool->uuid, uuid);

@@ -4,7 +4,8 @@
  * "state" object (schema version 1):
  *
  *   "pools":   { "<name>": { "device": "/dev/...", "extents": N,
- *                         "uuid": "<its label's>" (optional) } }
+ *                         "uuid": "<its label's>", "capacity_iops": N,
+ *                         "capacity_bps": N (each optional) } }
  *   "tenants": { "<id>": { } }
  *   "volumes": { "<id>": { "tenant": "<id>", "pool": "<name>",
  *                          "size": <bytes, a multiple of 512; of AG_SIZE_ALIGN when made or grown>,
@@ -49,7 +50,10 @@ struct ag_pool {
 	char device[256];	/* where it was last found (canonical) */
 	uint64_t extents;
 	char uuid[AG_UUID_TEXT];	/* its label's (label.h); "" for one made before labels */
+	/* what the disk can do, as the admin declared it (0: not declared) */
+	uint64_t capacity_iops, capacity_bps;
 	/* in the agent's state, not stored: */
+	uint64_t reserved_iops, reserved_bps;	/* its volumes' reservations, summed */
 	struct ag_extmap map;	/* the extents in use */
 	dev_t devno;		/* the disk it was found on, 0 until found */
 	bool missing;		/* its label is on no disk: its volumes are down */

@@ -26,6 +26,7 @@ int ag_agent_open(struct ag_agent *a, const char *dir, unsigned int lock_wait_s,
 	memset(a, 0, sizeof(*a));
 	snprintf(a->dir, sizeof(a->dir), "%s", dir);
 	a->with_kernel = with_kernel;
+	a->reservation_pct = AG_RESERVATION_PCT;
 	for (i = 0; i < AG_VOL_LOCKS; i++)
 		pthread_mutex_init(&a->vol_locks[i], NULL);
 	if (ag_state_init(&a->st))
@@ -115,6 +116,39 @@ static int policy_ok(const struct ag_policy *policy, uint64_t size, const char *
 	return ag_fail(e, e->code, "%.399s", msg);
 }
 
+/*
+ * Whether a pool admits a volume's reservation of one kind going from had
+ * to want: the pool's reservations stay within reservation_pct of its
+ * declared capacity. Lowering one is always admitted.
+ */
+static int admit_one(const struct ag_agent *a, const struct ag_pool *p, const char *field,
+		     const char *unit, uint64_t capacity, uint64_t reserved, uint64_t had,
+		     uint64_t want, struct ag_err *e)
+{
+	uint64_t limit = capacity * a->reservation_pct / 100;
+
+	if (want <= had)
+		return 0;
+	if (!capacity)
+		return ag_fail(e, AG_E_OVERCOMMIT, "policy: %s: pool %s has no declared capacity, so "
+			       "it admits no reservation", field, p->name);
+	if (reserved - had + want > limit)
+		return ag_fail(e, AG_E_OVERCOMMIT, "policy: %s: pool %s admits %" PRIu64 " %s of "
+			       "reservations (%u%% of its capacity, %" PRIu64 "), and %" PRIu64
+			       " are taken", field, p->name, limit, unit, a->reservation_pct,
+			       capacity, reserved - had);
+	return 0;
+}
+
+static int admits(const struct ag_agent *a, const struct ag_pool *p, const struct sl_config *had,
+		  const struct ag_policy *want, struct ag_err *e)
+{
+	return admit_one(a, p, "reservation_iops", "IO/s", p->capacity_iops, p->reserved_iops,
+			 had ? had->reserve_iops : 0, want->limits.reserve_iops, e) ||
+	       admit_one(a, p, "reservation_bytes_sec", "bytes/s", p->capacity_bps, p->reserved_bps,
+			 had ? had->reserve_bps : 0, want->limits.reserve_bps, e) ? -1 : 0;
+}
+
 /* A tenant record that none has made yet: a volume made at the console names it. */
 static struct ag_tenant *bare_tenant(const char *id)
 {
@@ -157,7 +191,7 @@ int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct 
 		goto out;
 	}
 	if (policy_ok(&s->policy, s->size, p->name, ag_state_tenant(&a->st, s->tenant), s->by_tenant,
-		      e))
+		      e) || admits(a, p, NULL, &s->policy, e))
 		goto out;
 	if (ag_state_volume(&a->st, s->id)) {
 		ag_fail(e, AG_E_EXISTS, "volume %s exists", s->id);
@@ -244,14 +278,15 @@ int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size,
 	}
 	if (!policy)
 		policy = &v->policy;
-	if (policy_ok(policy, size, v->pool, ag_state_tenant(&a->st, v->tenant), by_tenant, e))
+	p = ag_state_pool(&a->st, v->pool);
+	if (policy_ok(policy, size, v->pool, ag_state_tenant(&a->st, v->tenant), by_tenant, e) ||
+	    admits(a, p, &v->policy.limits, policy, e))
 		goto out;
 	if (ag_volume_copy(&next, v)) {
 		ag_fail(e, AG_E_INTERNAL, "out of memory");
 		goto out;
 	}
 	next.policy = *policy;
-	p = ag_state_pool(&a->st, v->pool);
 	if (extents_for(size) > extents_for(v->size)) {
 		switch (ag_extmap_alloc(&p->map, extents_for(size) - extents_for(v->size), &next.runs,
 					&next.nr_runs)) {
@@ -275,6 +310,8 @@ int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size,
 	if (commit(a, e))
 		goto undo;
 	/* the new runs stay marked in the map; the volume takes the new record */
+	p->reserved_iops += next.policy.limits.reserve_iops - v->policy.limits.reserve_iops;
+	p->reserved_bps += next.policy.limits.reserve_bps - v->policy.limits.reserve_bps;
 	ag_volume_release(v);
 	*v = next;
 	next.runs = NULL;

@@ -33,6 +33,7 @@
 #include "state.h"
 
 #define AG_VOL_LOCKS 64
+#define AG_RESERVATION_PCT 90	/* the default reservation_pct */
 
 struct ag_jobs;
 
@@ -42,6 +43,8 @@ struct ag_agent {
 	struct ag_state st;
 	pthread_mutex_t vol_locks[AG_VOL_LOCKS];	/* by the id's hash */
 	bool with_kernel;	/* off in host tests: no dm, no wipes */
+	/* of a pool's declared capacity, the percentage reservations may take */
+	unsigned int reservation_pct;
 	struct ag_jobs *jobs;	/* the background work, once started */
 };
 
@@ -63,7 +66,14 @@ void ag_volume_unlock(struct ag_agent *a, const char *id);
  * label with a new UUID is written on it, then the pool is stored.
  */
 int ag_pool_add(struct ag_agent *a, const char *name, const char *device, bool force,
-		struct ag_err *e);
+		uint64_t capacity_iops, uint64_t capacity_bps, struct ag_err *e);
+/*
+ * A pool's declared capacity (IO/s, bytes/s; 0: not declared), which
+ * bounds the sum of its volumes' reservations: refused (AG_E_OVERCOMMIT)
+ * below what is reserved already.
+ */
+int ag_pool_set_capacity(struct ag_agent *a, const char *name, uint64_t capacity_iops,
+			 uint64_t capacity_bps, struct ag_err *e);
 /*
  * Find each pool's disk by its label (at its last path first, else on any
  * block device), store where it moved, and label a pool made before labels

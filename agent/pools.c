@@ -80,7 +80,7 @@ static int may_take(struct ag_agent *a, const char *name, const char *device, de
 }
 
 int ag_pool_add(struct ag_agent *a, const char *name, const char *device, bool force,
-		struct ag_err *e)
+		uint64_t capacity_iops, uint64_t capacity_bps, struct ag_err *e)
 {
 	struct ag_pool *p = NULL;
 	struct ag_label label, found;
@@ -132,6 +132,8 @@ int ag_pool_add(struct ag_agent *a, const char *name, const char *device, bool f
 	strcpy(p->device, path);
 	p->extents = ag_extents_of(size);
 	p->devno = devno;
+	p->capacity_iops = capacity_iops;
+	p->capacity_bps = capacity_bps;
 	/*
 	 * The label first: a crash before the commit leaves a labelled disk
 	 * that no pool names, which a registration takes again with force.
@@ -168,6 +170,50 @@ out:
 	if (fd >= 0)
 		close(fd);
 	free(p);
+	return rc;
+}
+
+int ag_pool_set_capacity(struct ag_agent *a, const char *name, uint64_t capacity_iops,
+			 uint64_t capacity_bps, struct ag_err *e)
+{
+	struct ag_pool *p, next;
+	int rc = -1;
+
+	pthread_rwlock_wrlock(&a->st.lock);
+	p = ag_state_pool(&a->st, name);
+	if (!p) {
+		ag_fail(e, AG_E_NOTFOUND, "no pool %s", name);
+		goto out;
+	}
+	if (p->reserved_iops > capacity_iops * a->reservation_pct / 100) {
+		ag_fail(e, AG_E_OVERCOMMIT, "capacity_iops: %" PRIu64 " IO/s are reserved on pool %s, "
+			"more than %u%% of %" PRIu64, p->reserved_iops, name, a->reservation_pct,
+			capacity_iops);
+		goto out;
+	}
+	if (p->reserved_bps > capacity_bps * a->reservation_pct / 100) {
+		ag_fail(e, AG_E_OVERCOMMIT, "capacity_bytes_sec: %" PRIu64 " bytes/s are reserved on "
+			"pool %s, more than %u%% of %" PRIu64, p->reserved_bps, name,
+			a->reservation_pct, capacity_bps);
+		goto out;
+	}
+	next = *p;
+	next.capacity_iops = capacity_iops;
+	next.capacity_bps = capacity_bps;
+	if (ag_db_begin(a->db, e))
+		goto out;
+	if (ag_db_put_pool(a->db, &next, e)) {
+		ag_db_rollback(a->db);
+		goto out;
+	}
+	if (ag_db_commit(a->db, e))
+		goto out;
+	p->capacity_iops = capacity_iops;
+	p->capacity_bps = capacity_bps;
+	a->st.generation++;
+	rc = 0;
+out:
+	pthread_rwlock_unlock(&a->st.lock);
 	return rc;
 }
 

@@ -80,7 +80,7 @@ static int op_reconcile(struct ag_agent *a, char **args, struct ag_err *e)
 
 static int op_pool_add(struct ag_agent *a, char **args, struct ag_err *e)
 {
-	return ag_pool_add(a, args[0], args[1], args[2] != NULL, e);
+	return ag_pool_add(a, args[0], args[1], args[2] != NULL, 0, 0, e);
 }
 
 static int parse_size(const char *text, uint64_t *size)
@@ -185,6 +185,10 @@ static json_t *state_json(const struct ag_state *st)
 
 		if (j && p->uuid[0])
 			json_object_set_new(j, "uuid", json_string(p->uuid));
+		if (j && (p->capacity_iops || p->capacity_bps)) {
+			json_object_set_new(j, "capacity_iops", json_integer((json_int_t)p->capacity_iops));
+			json_object_set_new(j, "capacity_bps", json_integer((json_int_t)p->capacity_bps));
+		}
 		json_object_set_new(pools, p->name, j);
 	}
 	free(all);

@@ -169,6 +169,8 @@ int ag_state_add_volume(struct ag_state *st, struct ag_volume *v)
 	t = ag_state_tenant(st, v->tenant);
 	if (t)
 		t->nr_volumes++;
+	p->reserved_iops += v->policy.limits.reserve_iops;
+	p->reserved_bps += v->policy.limits.reserve_bps;
 	v->changed = ++st->generation;
 	return 0;
 }
@@ -179,8 +181,11 @@ void ag_state_drop_volume(struct ag_state *st, const char *id)
 	struct ag_pool *p = v ? ag_state_pool(st, v->pool) : NULL;
 	struct ag_tenant *t = v ? ag_state_tenant(st, v->tenant) : NULL;
 
-	if (p)
+	if (p) {
 		ag_extmap_release(&p->map, v->runs, v->nr_runs);
+		p->reserved_iops -= v->policy.limits.reserve_iops;
+		p->reserved_bps -= v->policy.limits.reserve_bps;
+	}
 	if (t && t->nr_volumes)
 		t->nr_volumes--;
 	ag_volume_free(v);
@@ -198,6 +203,7 @@ int ag_state_fill(struct ag_state *st, struct ag_model *m, struct ag_err *e)
 			return ag_fail(e, AG_E_INTERNAL, "out of memory");
 		*p = m->pools[i];
 		p->map = (struct ag_extmap){ 0 };
+		p->reserved_iops = p->reserved_bps = 0;
 		if (ag_state_add_pool(st, p)) {
 			free(p);
 			return ag_fail(e, AG_E_INTERNAL, "pool %s: out of memory", m->pools[i].name);

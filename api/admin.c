@@ -18,12 +18,39 @@ void ap_get_health(struct ap_call *c)
 static json_t *pool_json(const struct ag_pool *p)
 {
 	/* extent 0 holds the pool's label */
-	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "name", p->name, "device",
-			 p->device, "uuid", p->uuid, "state", p->missing ? "missing" : "online",
-			 "extent_bytes", (json_int_t)AG_EXTENT_BYTES,
-			 "extents", (json_int_t)p->extents,
-			 "capacity_bytes", (json_int_t)((p->extents - 1) * AG_EXTENT_BYTES),
-			 "free_bytes", (json_int_t)((p->extents - 1 - ag_pool_used(p)) * AG_EXTENT_BYTES));
+	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "name", p->name, "device",
+			      p->device, "uuid", p->uuid, "state", p->missing ? "missing" : "online",
+			      "extent_bytes", (json_int_t)AG_EXTENT_BYTES,
+			      "extents", (json_int_t)p->extents,
+			      "capacity_bytes", (json_int_t)((p->extents - 1) * AG_EXTENT_BYTES),
+			      "free_bytes",
+			      (json_int_t)((p->extents - 1 - ag_pool_used(p)) * AG_EXTENT_BYTES));
+
+	/* what the disk can do, as declared, and what its volumes reserve of it */
+	if (j)
+		json_object_update_new(j, json_pack("{s:I, s:I, s:I, s:I}",
+				       "capacity_iops", (json_int_t)p->capacity_iops,
+				       "capacity_bytes_sec", (json_int_t)p->capacity_bps,
+				       "reserved_iops", (json_int_t)p->reserved_iops,
+				       "reserved_bytes_sec", (json_int_t)p->reserved_bps));
+	return j;
+}
+
+/* An optional rate of a pool's body: 0..2^53; false with the problem set. */
+static bool rate_of(struct ap_call *c, json_t *b, const char *name, uint64_t *out)
+{
+	json_t *v = json_object_get(b, name);
+
+	if (!v || json_is_null(v))
+		return true;
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    (uint64_t)json_integer_value(v) > AG_VALUE_MAX) {
+		ap_problem(c->resp, json_is_number(v) ? AP_P_INVALID_VALUE : AP_P_INVALID_REQUEST,
+			   "%s: an integer from 0 to 2^53", name);
+		return false;
+	}
+	*out = (uint64_t)json_integer_value(v);
+	return true;
 }
 
 void ap_list_pools(struct ap_call *c)
@@ -81,10 +108,56 @@ void ap_get_pool(struct ap_call *c)
 	ap_reply(c, 200, j);
 }
 
+/* The pool's declared capacity, as a merge patch (null: not declared). */
+void ap_patch_pool(struct ap_call *c)
+{
+	static const char *const allowed[] = { "capacity_iops", "capacity_bytes_sec", NULL };
+	uint64_t cap_iops, cap_bps;
+	struct ag_err e;
+	char etag[16];
+	json_t *b, *j;
+	bool found;
+
+	if (!ap_need_admin(c))
+		return;
+	j = pool_now(c, c->arg);
+	if (!j) {
+		ap_problem(c->resp, AP_P_NOT_FOUND, "no pool %s", c->arg);
+		return;
+	}
+	ap_etag(j, etag);
+	cap_iops = (uint64_t)json_integer_value(json_object_get(j, "capacity_iops"));
+	cap_bps = (uint64_t)json_integer_value(json_object_get(j, "capacity_bytes_sec"));
+	json_decref(j);
+	if (!ap_if_match(c, etag))
+		return;
+	b = ap_body(c, allowed);
+	if (!b)
+		return;
+	if (json_is_null(json_object_get(b, "capacity_iops")))
+		cap_iops = 0;
+	if (json_is_null(json_object_get(b, "capacity_bytes_sec")))
+		cap_bps = 0;
+	found = rate_of(c, b, "capacity_iops", &cap_iops) &&
+		rate_of(c, b, "capacity_bytes_sec", &cap_bps);
+	json_decref(b);
+	if (!found)
+		return;
+	if (ag_pool_set_capacity(c->agent, c->arg, cap_iops, cap_bps, &e)) {
+		ap_op_failed(c, &e);
+		return;
+	}
+	j = pool_now(c, c->arg);
+	ap_etag(j, c->resp->etag);
+	ap_reply(c, 200, j);
+}
+
 void ap_post_pool(struct ap_call *c)
 {
-	static const char *const allowed[] = { "name", "device", "force", NULL };
+	static const char *const allowed[] = { "name", "device", "force", "capacity_iops",
+					       "capacity_bytes_sec", NULL };
 	const char *name, *device;
+	uint64_t cap_iops = 0, cap_bps = 0;
 	struct ag_err e;
 	json_t *b, *j;
 	int force = 0;
@@ -99,7 +172,10 @@ void ap_post_pool(struct ap_call *c)
 			   "name and device: strings; force: a boolean");
 	} else if (strncmp(device, "/dev/", 5) || strstr(device, "/../")) {
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "device: a path under /dev/");
-	} else if (ag_pool_add(c->agent, name, device, force, &e)) {
+	} else if (!rate_of(c, b, "capacity_iops", &cap_iops) ||
+		   !rate_of(c, b, "capacity_bytes_sec", &cap_bps)) {
+		;
+	} else if (ag_pool_add(c->agent, name, device, force, cap_iops, cap_bps, &e)) {
 		ap_op_failed(c, &e);
 	} else if ((j = pool_now(c, name))) {
 		snprintf(c->resp->location, sizeof(c->resp->location), "/v1/pools/%s", name);

@@ -192,6 +192,9 @@ void ap_op_failed(struct ap_call *c, const struct ag_err *e)
 	case AG_E_ABOVE_CEILING:
 		ap_problem(c->resp, AP_P_ABOVE_CEILING, "%s", msg);
 		break;
+	case AG_E_OVERCOMMIT:
+		ap_problem(c->resp, AP_P_OVERCOMMITTED, "%s", msg);
+		break;
 	case AG_E_INVALID:
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "%s", msg);
 		break;

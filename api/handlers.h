@@ -32,7 +32,7 @@ typedef void ap_handler(struct ap_call *c);
 
 ap_handler ap_get_health, ap_get_metrics;
 ap_handler ap_post_tenant_token, ap_post_admin_token, ap_post_monitor_token;
-ap_handler ap_list_pools, ap_post_pool, ap_get_pool;
+ap_handler ap_list_pools, ap_post_pool, ap_get_pool, ap_patch_pool;
 ap_handler ap_list_tenants, ap_post_tenant, ap_get_tenant, ap_delete_tenant;
 ap_handler ap_list_tenant_volumes, ap_post_tenant_volume;
 ap_handler ap_list_volumes, ap_get_volume, ap_put_volume, ap_patch_volume, ap_delete_volume;

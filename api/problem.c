@@ -23,6 +23,7 @@ static const struct {
 	[AP_P_CONFLICT] = { "conflict", "In conflict with the current state", 409 },
 	[AP_P_NO_SPACE] = { "no-space", "The pool has no room", 409 },
 	[AP_P_DEVICE_REFUSED] = { "device-refused", "The device is not taken", 409 },
+	[AP_P_OVERCOMMITTED] = { "overcommitted", "The pool cannot admit more reservations", 409 },
 	[AP_P_PRECONDITION_FAILED] = { "precondition-failed", "The resource has changed", 412 },
 	[AP_P_TOO_LARGE] = { "too-large", "The body is too large", 413 },
 	[AP_P_UNSUPPORTED_MEDIA_TYPE] = { "unsupported-media-type", "The body must be application/json", 415 },

@@ -21,6 +21,7 @@ enum ap_problem {
 	AP_P_CONFLICT,			/* 409: the name is taken, or still in use */
 	AP_P_NO_SPACE,			/* 409: the pool has no room */
 	AP_P_DEVICE_REFUSED,		/* 409: a signature on the device */
+	AP_P_OVERCOMMITTED,		/* 409: past what the pool admits of reservations */
 	AP_P_PRECONDITION_FAILED,	/* 412: If-Match did not match */
 	AP_P_TOO_LARGE,			/* 413 */
 	AP_P_UNSUPPORTED_MEDIA_TYPE,	/* 415 */

@@ -29,6 +29,7 @@ static const struct route routes[] = {
 	{ "/v1/pools", "GET", ap_list_pools, false, false },
 	{ "/v1/pools", "POST", ap_post_pool, false, false },
 	{ "/v1/pools/*", "GET", ap_get_pool, false, false },
+	{ "/v1/pools/*", "PATCH", ap_patch_pool, false, false },
 	{ "/v1/tenants", "GET", ap_list_tenants, false, false },
 	{ "/v1/tenants", "POST", ap_post_tenant, false, false },
 	{ "/v1/tenants/*", "GET", ap_get_tenant, false, false },

@@ -272,7 +272,7 @@ int fuzz_api_run(int argc, char **argv)
 			fprintf(stderr, "state: %s\n", e.msg);
 			return 2;
 		}
-	} else if (ag_pool_add(&agent, "p0", argv[2], false, &e)) {
+	} else if (ag_pool_add(&agent, "p0", argv[2], false, 0, 0, &e)) {
 		fprintf(stderr, "pool: %s\n", e.msg);
 		return 2;
 	}

@@ -389,7 +389,7 @@ static void db_version_2_is_migrated(void)
 	ag_agent_close(&a);
 	snprintf(path, sizeof(path), "%s/state.db", dir);
 	CHECK(sqlite3_open(path, &h) == SQLITE_OK);
-	CHECK(sqlite3_exec(h, "ALTER TABLE pools DROP COLUMN uuid;"
+	CHECK(sqlite3_exec(h, "ALTER TABLE pools DROP COLUMN uuid; ALTER TABLE pools DROP COLUMN capacity;"
 			   "UPDATE meta SET value = '2' WHERE key = 'version'", NULL, NULL, NULL) == SQLITE_OK);
 	sqlite3_close(h);
 	CHECK(ag_db_open_readonly(&db, dir, &e) == 0);
@@ -400,11 +400,15 @@ static void db_version_2_is_migrated(void)
 	CHECK(ag_state_pool(&a.st, "p0") && ag_state_volume(&a.st, "v1"));
 	/* a uuid stored, then read back */
 	strcpy(ag_state_pool(&a.st, "p0")->uuid, "0123abcd-0000-4000-8000-00000000beef");
+	ag_state_pool(&a.st, "p0")->capacity_iops = 1000;
+	ag_state_pool(&a.st, "p0")->capacity_bps = 5;
 	CHECK(ag_db_begin(a.db, &e) == 0);
 	CHECK(ag_db_put_pool(a.db, ag_state_pool(&a.st, "p0"), &e) == 0 && ag_db_commit(a.db, &e) == 0);
 	ag_agent_close(&a);
 	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
 	CHECK(!strcmp(ag_state_pool(&a.st, "p0")->uuid, "0123abcd-0000-4000-8000-00000000beef"));
+	CHECK(ag_state_pool(&a.st, "p0")->capacity_iops == 1000);
+	CHECK(ag_state_pool(&a.st, "p0")->capacity_bps == 5);
 	ag_agent_close(&a);
 	/* the uuid is covered by the row's checksum */
 	CHECK(sqlite3_open(path, &h) == SQLITE_OK);

@@ -5,7 +5,8 @@
 
 TENANT_STATE=/tmp/tenant-state
 
-# tenant_setup: a 512 MiB brd disk as pool p0, the daemon on 127.0.0.1:8080;
+# tenant_setup: a 512 MiB brd disk as pool p0 (declared: 100,000 IO/s, 1 GiB/s),
+# the daemon on 127.0.0.1:8080;
 # the admin token in $ADMIN. Everything is undone at exit.
 tenant_setup() {
 	modprobe brd rd_nr=${TENANT_DISKS:-2} rd_size=524288
@@ -16,7 +17,8 @@ tenant_setup() {
 	printf 'listen = 127.0.0.1:8080\n' > /etc/sluice/sluiced.conf
 	tenant_daemon
 	ADMIN=$(cat $TENANT_STATE/admin.token)
-	req 201 "$ADMIN" POST /v1/pools '{"name":"p0","device":"/dev/ram0"}'
+	req 201 "$ADMIN" POST /v1/pools \
+		'{"name":"p0","device":"/dev/ram0","capacity_iops":100000,"capacity_bytes_sec":1073741824}'
 }
 
 tenant_daemon() {

@@ -18,8 +18,8 @@
 
 #define FORMAT "sluice-state"
 /*
- * 1 was the JSON document, state.json; 3 added pools.uuid and
- * pools.capacity (a store of 2 is brought to 3 when it is opened for
+ * 1 was the JSON document, state.json; 3 added pools.uuid, pools.capacity
+ * and tenants.quotas (a store of 2 is brought to 3 when it is opened for
  * writing).
  */
 #define SCHEMA_VERSION "3"
@@ -41,7 +41,7 @@ static const char schema[] =
 	" extents INTEGER NOT NULL, crc INTEGER NOT NULL, uuid TEXT NOT NULL DEFAULT '',"
 	" capacity TEXT NOT NULL DEFAULT '');"
 	"CREATE TABLE tenants(id TEXT PRIMARY KEY, token_sha256 TEXT NOT NULL,"
-	" ceilings TEXT NOT NULL, crc INTEGER NOT NULL);"
+	" ceilings TEXT NOT NULL, crc INTEGER NOT NULL, quotas TEXT NOT NULL DEFAULT '');"
 	"CREATE TABLE volumes(id TEXT PRIMARY KEY, tenant TEXT NOT NULL, pool TEXT NOT NULL,"
 	" size INTEGER NOT NULL, runs TEXT NOT NULL, policy TEXT NOT NULL,"
 	" agent_policy TEXT NOT NULL, state TEXT NOT NULL, wiped INTEGER NOT NULL,"
@@ -166,6 +166,7 @@ static int configure(struct ag_db *db, struct ag_err *e)
 			return -1;
 		if (exec(db, "ALTER TABLE pools ADD COLUMN uuid TEXT NOT NULL DEFAULT '';"
 			 "ALTER TABLE pools ADD COLUMN capacity TEXT NOT NULL DEFAULT '';"
+			 "ALTER TABLE tenants ADD COLUMN quotas TEXT NOT NULL DEFAULT '';"
 			 "UPDATE meta SET value = '" SCHEMA_VERSION "' WHERE key = 'version'", e) ||
 		    exec(db, "COMMIT", e)) {
 			sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
@@ -362,16 +363,23 @@ int ag_db_put_pool(struct ag_db *db, const struct ag_pool *p, struct ag_err *e)
 
 int ag_db_put_tenant(struct ag_db *db, const struct ag_tenant *t, struct ag_err *e)
 {
-	json_t *ceilings = ag_ceilings_to_json(&t->ceilings);
+	json_t *ceilings = ag_ceilings_to_json(&t->ceilings), *quotas = ag_quotas_to_json(&t->quotas);
 	char *text = ceilings ? json_dumps(ceilings, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	const char *f[] = { t->id, t->token_sha256, text };
-	int rc;
+	/* "" for no quotas: a trailing empty field, as before the column was */
+	char *qtext = quotas && json_object_size(quotas) ?
+		      json_dumps(quotas, JSON_COMPACT | JSON_SORT_KEYS) : strdup("");
+	const char *f[] = { t->id, t->token_sha256, text, qtext };
+	int rc = -1;
 
 	json_decref(ceilings);
-	if (!text)
-		return ag_fail(e, AG_E_INTERNAL, "out of memory");
-	rc = run(db, "INSERT OR REPLACE INTO tenants VALUES(?, ?, ?, ?)", f, 3, true, e);
+	json_decref(quotas);
+	if (!text || !qtext)
+		ag_fail(e, AG_E_INTERNAL, "out of memory");
+	else
+		rc = run(db, "INSERT OR REPLACE INTO tenants(id, token_sha256, ceilings, quotas, crc)"
+			 " VALUES(?, ?, ?, ?, ?)", f, 4, true, e);
 	free(text);
+	free(qtext);
 	return rc;
 }
 
@@ -541,7 +549,7 @@ static int runs_to_json(json_t *vols, struct ag_err *e)
 int ag_db_load(struct ag_db *db, struct ag_model *m, struct ag_err *e)
 {
 	static const char *const pool_f[] = { "name", "device", "#extents", "uuid", "capacity" };
-	static const char *const tenant_f[] = { "id", "token_sha256", "@ceilings" };
+	static const char *const tenant_f[] = { "id", "token_sha256", "@ceilings", "@quotas" };
 	static const char *const vol_f[] = { "id", "tenant", "pool", "#size", "runs", "policy",
 					     "agent_policy", "state", "#wiped", "#deleting_since" };
 	json_t *state = json_pack("{s:{}, s:{}, s:{}}", "pools", "tenants", "volumes");
@@ -561,7 +569,8 @@ int ag_db_load(struct ag_db *db, struct ag_model *m, struct ag_err *e)
 		       "SELECT name, device, extents, uuid, capacity, crc FROM pools", pool_f, 5,
 		       json_object_get(state, "pools"), e) ||
 	     capacity_to_json(json_object_get(state, "pools"), e) ||
-	     read_rows(db, "SELECT id, token_sha256, ceilings, crc FROM tenants", tenant_f, 3,
+	     read_rows(db, db->version == 2 ? "SELECT id, token_sha256, ceilings, '', crc FROM tenants" :
+		       "SELECT id, token_sha256, ceilings, quotas, crc FROM tenants", tenant_f, 4,
 		       json_object_get(state, "tenants"), e) ||
 	     read_rows(db, "SELECT id, tenant, pool, size, runs, policy, agent_policy, state, wiped,"
 		       " deleting_since, crc FROM volumes", vol_f, 10, json_object_get(state, "volumes"), e) ||

@@ -22,6 +22,7 @@ enum ag_code {
 	AG_E_REFUSED,		/* a device with a signature, without force */
 	AG_E_ABOVE_CEILING,	/* more than the tenant may ask for */
 	AG_E_OVERCOMMIT,	/* more reserved than the pool's declared capacity admits */
+	AG_E_QUOTA,		/* past the tenant's quotas */
 	AG_E_BUSY,		/* in use: a tenant with volumes, a device held open */
 	AG_E_CORRUPT,		/* the store cannot be read: nothing is written */
 	AG_E_UNKNOWN,		/* the store failed mid-commit: the outcome is not known */

@@ -67,7 +67,7 @@ static int load_pools(struct ag_model *m, json_t *pools, char *err, size_t errle
 static int load_tenants(struct ag_model *m, json_t *tenants, char *err, size_t errlen)
 {
 	const char *id, *hash;
-	json_t *t, *ceil;
+	json_t *t, *ceil, *quotas;
 	struct ag_err e;
 
 	if (!tenants)
@@ -84,12 +84,15 @@ static int load_tenants(struct ag_model *m, json_t *tenants, char *err, size_t e
 		ceil = NULL;
 		if (!ag_valid_id(id))
 			return bad(err, errlen, "bad tenant id", id);
-		if (json_unpack(t, "{s?s, s?o}", "token_sha256", &hash, "ceilings", &ceil) ||
+		quotas = NULL;
+		if (json_unpack(t, "{s?s, s?o, s?o}", "token_sha256", &hash, "ceilings", &ceil, "quotas",
+				&quotas) ||
 		    (hash && hash[0] && strlen(hash) != AG_HASH_HEX) || (ceil && !json_is_object(ceil)))
 			return bad(err, errlen, "bad tenant", id);
 		strcpy(ten->id, id);
 		strcpy(ten->token_sha256, hash ? hash : "");
-		if (ceil && ag_ceilings_from_json(&ten->ceilings, ceil, &e)) {
+		if ((ceil && ag_ceilings_from_json(&ten->ceilings, ceil, &e)) ||
+		    (quotas && ag_quotas_from_json(&ten->quotas, quotas, &e))) {
 			snprintf(err, errlen, "state: tenant %s: %s", id, e.msg);
 			return -1;
 		}

@@ -6,7 +6,8 @@
  *   "pools":   { "<name>": { "device": "/dev/...", "extents": N,
  *                         "uuid": "<its label's>", "capacity_iops": N,
  *                         "capacity_bps": N (each optional) } }
- *   "tenants": { "<id>": { } }
+ *   "tenants": { "<id>": { "token_sha256": "<hex>", "ceilings": {...},
+ *                          "quotas": {...} (each optional) } }
  *   "volumes": { "<id>": { "tenant": "<id>", "pool": "<name>",
  *                          "size": <bytes, a multiple of 512; of AG_SIZE_ALIGN when made or grown>,
  *                          "runs": [[<first extent>, <count>], ...],
@@ -40,6 +41,7 @@
 #include "extent.h"
 #include "label.h"
 #include "policy.h"
+#include "quotas.h"
 
 #define AG_ID_MAX 48
 #define AG_POLICY_MAX SL_FORMAT_MAX	/* the longest policy text, NUL included */
@@ -65,7 +67,10 @@ struct ag_tenant {
 	char id[AG_ID_MAX + 1];
 	char token_sha256[AG_HASH_HEX + 1];	/* "" for none: no token reaches it */
 	struct ag_ceilings ceilings;
-	size_t nr_volumes;	/* in the agent's state: its volumes, deleting ones too */
+	struct ag_quotas quotas;
+	/* in the agent's state: its volumes and their sizes, deleting ones too */
+	size_t nr_volumes;
+	uint64_t used_bytes;
 };
 
 enum ag_vol_state {

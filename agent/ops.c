@@ -149,6 +149,27 @@ static int admits(const struct ag_agent *a, const struct ag_pool *p, const struc
 			 had ? had->reserve_bps : 0, want->limits.reserve_bps, e) ? -1 : 0;
 }
 
+/*
+ * Whether a tenant's quotas let it hold a volume more (new_volume), grown
+ * by more_bytes, in pool. The caller holds the state's lock.
+ */
+static int within_quotas(const struct ag_tenant *t, bool new_volume, uint64_t more_bytes,
+			 const char *pool, struct ag_err *e)
+{
+	const struct ag_quotas *q = &t->quotas;
+
+	if (!ag_quotas_pool(q, pool))
+		return ag_fail(e, AG_E_QUOTA, "pool: tenant %s may not use pool %.64s", t->id, pool);
+	if (new_volume && q->volumes && t->nr_volumes + 1 > q->volumes)
+		return ag_fail(e, AG_E_QUOTA, "id: tenant %s may have %" PRIu64 " volumes, and has %zu",
+			       t->id, q->volumes, t->nr_volumes);
+	if (q->bytes && t->used_bytes + more_bytes > q->bytes)
+		return ag_fail(e, AG_E_QUOTA, "size_bytes: tenant %s may hold %" PRIu64 " bytes, holds %"
+			       PRIu64 ", and %" PRIu64 " more is past that", t->id, q->bytes,
+			       t->used_bytes, more_bytes);
+	return 0;
+}
+
 /* A tenant record that none has made yet: a volume made at the console names it. */
 static struct ag_tenant *bare_tenant(const char *id)
 {
@@ -192,6 +213,9 @@ int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct 
 	}
 	if (policy_ok(&s->policy, s->size, p->name, ag_state_tenant(&a->st, s->tenant), s->by_tenant,
 		      e) || admits(a, p, NULL, &s->policy, e))
+		goto out;
+	if (s->by_tenant && ag_state_tenant(&a->st, s->tenant) &&
+	    within_quotas(ag_state_tenant(&a->st, s->tenant), true, s->size, p->name, e))
 		goto out;
 	if (ag_state_volume(&a->st, s->id)) {
 		ag_fail(e, AG_E_EXISTS, "volume %s exists", s->id);
@@ -254,6 +278,7 @@ int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size,
 		     const struct ag_policy *policy, bool by_tenant, struct ag_err *e)
 {
 	struct ag_volume next, *v;
+	struct ag_tenant *t;
 	struct ag_pool *p;
 	int rc = -1;
 
@@ -279,8 +304,10 @@ int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size,
 	if (!policy)
 		policy = &v->policy;
 	p = ag_state_pool(&a->st, v->pool);
-	if (policy_ok(policy, size, v->pool, ag_state_tenant(&a->st, v->tenant), by_tenant, e) ||
-	    admits(a, p, &v->policy.limits, policy, e))
+	t = ag_state_tenant(&a->st, v->tenant);
+	if (policy_ok(policy, size, v->pool, t, by_tenant, e) ||
+	    admits(a, p, &v->policy.limits, policy, e) ||
+	    (by_tenant && t && size > v->size && within_quotas(t, false, size - v->size, v->pool, e)))
 		goto out;
 	if (ag_volume_copy(&next, v)) {
 		ag_fail(e, AG_E_INTERNAL, "out of memory");
@@ -310,6 +337,8 @@ int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size,
 	if (commit(a, e))
 		goto undo;
 	/* the new runs stay marked in the map; the volume takes the new record */
+	if (t)
+		t->used_bytes += next.size - v->size;
 	p->reserved_iops += next.policy.limits.reserve_iops - v->policy.limits.reserve_iops;
 	p->reserved_bps += next.policy.limits.reserve_bps - v->policy.limits.reserve_bps;
 	ag_volume_release(v);
@@ -367,7 +396,8 @@ out:
 }
 
 int ag_tenant_create(struct ag_agent *a, const char *id, const char *token_sha256,
-		     const struct ag_ceilings *ceilings, struct ag_err *e)
+		     const struct ag_ceilings *ceilings, const struct ag_quotas *quotas,
+		     struct ag_err *e)
 {
 	struct ag_tenant *t;
 	int rc = -1;
@@ -380,6 +410,8 @@ int ag_tenant_create(struct ag_agent *a, const char *id, const char *token_sha25
 	snprintf(t->token_sha256, sizeof(t->token_sha256), "%s", token_sha256);
 	if (ceilings)
 		t->ceilings = *ceilings;
+	if (quotas)
+		t->quotas = *quotas;
 	pthread_rwlock_wrlock(&a->st.lock);
 	if (ag_state_tenant(&a->st, id)) {
 		ag_fail(e, AG_E_EXISTS, "tenant %s exists", id);
@@ -399,6 +431,42 @@ int ag_tenant_create(struct ag_agent *a, const char *id, const char *token_sha25
 	ag_tenant_free(t);
 	if (!rc)
 		ag_log("info", "tenant %s created", id);
+	return rc;
+}
+
+int ag_tenant_change(struct ag_agent *a, const char *id, const struct ag_ceilings *ceilings,
+		     const struct ag_quotas *quotas, struct ag_err *e)
+{
+	struct ag_tenant *t, next;
+	int rc = -1;
+
+	pthread_rwlock_wrlock(&a->st.lock);
+	t = ag_state_tenant(&a->st, id);
+	if (!t) {
+		ag_fail(e, AG_E_NOTFOUND, "no tenant %s", id);
+		goto out;
+	}
+	next = *t;
+	if (ceilings)
+		next.ceilings = *ceilings;
+	if (quotas)
+		next.quotas = *quotas;
+	if (ag_db_begin(a->db, e))
+		goto out;
+	if (ag_db_put_tenant(a->db, &next, e)) {
+		ag_db_rollback(a->db);
+		goto out;
+	}
+	if (commit(a, e))
+		goto out;
+	/* the next create or change is held to them; what exists stays */
+	t->ceilings = next.ceilings;
+	t->quotas = next.quotas;
+	a->st.generation++;
+	rc = 0;
+	ag_log("info", "tenant %s: ceilings and quotas changed", id);
+out:
+	pthread_rwlock_unlock(&a->st.lock);
 	return rc;
 }
 

@@ -106,9 +106,16 @@ int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size,
 /* Mark it deleting and hand it to the delete job (started, or run by the caller). */
 int ag_volume_delete(struct ag_agent *a, const char *id, struct ag_err *e);
 
-/* A tenant with its token hash and ceilings (NULL: none). */
+/* A tenant with its token hash, ceilings and quotas (NULL: none). */
 int ag_tenant_create(struct ag_agent *a, const char *id, const char *token_sha256,
-		     const struct ag_ceilings *ceilings, struct ag_err *e);
+		     const struct ag_ceilings *ceilings, const struct ag_quotas *quotas,
+		     struct ag_err *e);
+/*
+ * New ceilings or quotas (NULL: the same), in force for the tenant's next
+ * create or change; its volumes as they are stay.
+ */
+int ag_tenant_change(struct ag_agent *a, const char *id, const struct ag_ceilings *ceilings,
+		     const struct ag_quotas *quotas, struct ag_err *e);
 /* A tenant's token (its hash): the old one stops working at once. */
 int ag_tenant_set_token(struct ag_agent *a, const char *id, const char *token_sha256,
 			struct ag_err *e);

@@ -167,8 +167,10 @@ int ag_state_add_volume(struct ag_state *st, struct ag_volume *v)
 		return rc;
 	}
 	t = ag_state_tenant(st, v->tenant);
-	if (t)
+	if (t) {
 		t->nr_volumes++;
+		t->used_bytes += v->size;
+	}
 	p->reserved_iops += v->policy.limits.reserve_iops;
 	p->reserved_bps += v->policy.limits.reserve_bps;
 	v->changed = ++st->generation;
@@ -186,8 +188,10 @@ void ag_state_drop_volume(struct ag_state *st, const char *id)
 		p->reserved_iops -= v->policy.limits.reserve_iops;
 		p->reserved_bps -= v->policy.limits.reserve_bps;
 	}
-	if (t && t->nr_volumes)
+	if (t && t->nr_volumes) {
 		t->nr_volumes--;
+		t->used_bytes -= v->size;
+	}
 	ag_volume_free(v);
 	st->generation++;
 }

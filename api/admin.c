@@ -190,8 +190,10 @@ void ap_post_pool(struct ap_call *c)
 /* The caller holds the state's lock. */
 static json_t *tenant_json(const struct ag_tenant *t)
 {
-	return json_pack("{s:s, s:o, s:I}", "id", t->id, "ceilings",
-			 ag_ceilings_to_json(&t->ceilings), "volumes", (json_int_t)t->nr_volumes);
+	return json_pack("{s:s, s:o, s:o, s:I, s:I}", "id", t->id, "ceilings",
+			 ag_ceilings_to_json(&t->ceilings), "quotas", ag_quotas_to_json(&t->quotas),
+			 "volumes", (json_int_t)t->nr_volumes, "used_bytes",
+			 (json_int_t)t->used_bytes);
 }
 
 void ap_list_tenants(struct ap_call *c)
@@ -240,6 +242,56 @@ void ap_get_tenant(struct ap_call *c)
 	ap_reply(c, 200, j);
 }
 
+/*
+ * New ceilings or quotas for a tenant (admin): a JSON merge patch of its
+ * "ceilings" and "quotas" objects. They bind its next create or change.
+ */
+void ap_patch_tenant(struct ap_call *c)
+{
+	static const char *const allowed[] = { "ceilings", "quotas", NULL };
+	struct ag_ceilings ceilings;
+	struct ag_quotas quotas;
+	json_t *now, *b, *ceil = NULL, *quo = NULL;
+	struct ag_err e;
+	char etag[16];
+
+	now = visible_tenant(c);
+	if (!now)
+		return;
+	ap_etag(now, etag);
+	if (!ap_need_admin(c) || !ap_if_match(c, etag)) {
+		json_decref(now);
+		return;
+	}
+	b = ap_body(c, allowed);
+	if (!b) {
+		json_decref(now);
+		return;
+	}
+	ceil = ap_merge_patch(json_object_get(now, "ceilings"), json_object_get(b, "ceilings"));
+	quo = ap_merge_patch(json_object_get(now, "quotas"), json_object_get(b, "quotas"));
+	if (!ceil || !quo) {
+		ap_problem(c->resp, AP_P_INTERNAL, "out of memory");
+	} else if (ag_ceilings_from_json(&ceilings, ceil, &e)) {
+		ap_problem(c->resp, AP_P_INVALID_VALUE, "ceilings: %s", e.msg);
+	} else if (ag_quotas_from_json(&quotas, quo, &e)) {
+		ap_problem(c->resp, AP_P_INVALID_VALUE, "quotas: %s", e.msg);
+	} else if (ag_tenant_change(c->agent, c->arg, &ceilings, &quotas, &e)) {
+		ap_op_failed(c, &e);
+	} else {
+		json_t *j = visible_tenant(c);
+
+		if (j) {
+			ap_etag(j, c->resp->etag);
+			ap_reply(c, 200, j);
+		}
+	}
+	json_decref(ceil);
+	json_decref(quo);
+	json_decref(b);
+	json_decref(now);
+}
+
 void ap_delete_tenant(struct ap_call *c)
 {
 	struct ag_err e;
@@ -260,11 +312,12 @@ void ap_delete_tenant(struct ap_call *c)
 
 void ap_post_tenant(struct ap_call *c)
 {
-	static const char *const allowed[] = { "id", "ceilings", NULL };
+	static const char *const allowed[] = { "id", "ceilings", "quotas", NULL };
 	char tok[AP_TOKEN_LEN + 1], hash[AP_HASH_HEX + 1];
 	struct ag_ceilings ceilings = { { 0 }, 0 };
+	struct ag_quotas quotas;
 	struct ag_err e;
-	json_t *b, *ceil, *out;
+	json_t *b, *ceil, *quo, *out;
 	const char *id;
 
 	if (!ap_need_admin(c))
@@ -273,6 +326,8 @@ void ap_post_tenant(struct ap_call *c)
 	if (!b)
 		return;
 	ceil = json_object_get(b, "ceilings");
+	quo = json_object_get(b, "quotas");
+	memset(&quotas, 0, sizeof(quotas));
 	if (json_unpack(b, "{s:s}", "id", &id)) {
 		ap_problem(c->resp, AP_P_INVALID_REQUEST, "id: a string");
 	} else if (!ag_valid_id(id)) {
@@ -280,13 +335,16 @@ void ap_post_tenant(struct ap_call *c)
 			   AG_ID_MAX);
 	} else if (ceil && ag_ceilings_from_json(&ceilings, ceil, &e)) {
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "ceilings: %s", e.msg);
+	} else if (quo && ag_quotas_from_json(&quotas, quo, &e)) {
+		ap_problem(c->resp, AP_P_INVALID_VALUE, "quotas: %s", e.msg);
 	} else if (ap_token_new(tok) || ap_token_hash(tok, hash)) {
 		ap_problem(c->resp, AP_P_INTERNAL, "no token could be made");
-	} else if (ag_tenant_create(c->agent, id, hash, &ceilings, &e)) {
+	} else if (ag_tenant_create(c->agent, id, hash, &ceilings, &quotas, &e)) {
 		ap_op_failed(c, &e);
 	} else {
-		out = json_pack("{s:s, s:o, s:I, s:s}", "id", id, "ceilings",
-				ag_ceilings_to_json(&ceilings), "volumes", (json_int_t)0, "token", tok);
+		out = json_pack("{s:s, s:o, s:o, s:I, s:I, s:s}", "id", id, "ceilings",
+				ag_ceilings_to_json(&ceilings), "quotas", ag_quotas_to_json(&quotas),
+				"volumes", (json_int_t)0, "used_bytes", (json_int_t)0, "token", tok);
 		snprintf(c->resp->location, sizeof(c->resp->location), "/v1/tenants/%s", id);
 		ap_reply(c, 201, out);
 	}

@@ -195,6 +195,9 @@ void ap_op_failed(struct ap_call *c, const struct ag_err *e)
 	case AG_E_OVERCOMMIT:
 		ap_problem(c->resp, AP_P_OVERCOMMITTED, "%s", msg);
 		break;
+	case AG_E_QUOTA:
+		ap_problem(c->resp, AP_P_OVER_QUOTA, "%s", msg);
+		break;
 	case AG_E_INVALID:
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "%s", msg);
 		break;
@@ -215,6 +218,34 @@ void ap_op_failed(struct ap_call *c, const struct ag_err *e)
 		ap_problem(c->resp, AP_P_INTERNAL, "%s", msg);
 		break;
 	}
+}
+
+json_t *ap_merge_patch(json_t *target, json_t *patch)
+{
+	const char *key;
+	json_t *out, *v;
+
+	/* a member set to null as a whole is removed: for these objects, empty */
+	if (json_is_null(patch))
+		return json_object();
+	if (!json_is_object(patch))
+		return patch ? json_deep_copy(patch) : json_deep_copy(target);
+	out = json_is_object(target) ? json_deep_copy(target) : json_object();
+	json_object_foreach(patch, key, v) {
+		if (!out)
+			break;
+		if (json_is_null(v)) {
+			json_object_del(out, key);
+		} else {
+			json_t *merged = ap_merge_patch(json_object_get(out, key), v);
+
+			if (!merged || json_object_set_new(out, key, merged)) {
+				json_decref(out);
+				out = NULL;
+			}
+		}
+	}
+	return out;
 }
 
 bool ap_need_admin(struct ap_call *c)

@@ -33,7 +33,7 @@ typedef void ap_handler(struct ap_call *c);
 ap_handler ap_get_health, ap_get_metrics;
 ap_handler ap_post_tenant_token, ap_post_admin_token, ap_post_monitor_token;
 ap_handler ap_list_pools, ap_post_pool, ap_get_pool, ap_patch_pool;
-ap_handler ap_list_tenants, ap_post_tenant, ap_get_tenant, ap_delete_tenant;
+ap_handler ap_list_tenants, ap_post_tenant, ap_get_tenant, ap_delete_tenant, ap_patch_tenant;
 ap_handler ap_list_tenant_volumes, ap_post_tenant_volume;
 ap_handler ap_list_volumes, ap_get_volume, ap_put_volume, ap_patch_volume, ap_delete_volume;
 ap_handler ap_get_volume_stats, ap_list_jobs;
@@ -74,3 +74,8 @@ void ap_op_failed(struct ap_call *c, const struct ag_err *e);
 
 /* 403 unless the caller is the admin. */
 bool ap_need_admin(struct ap_call *c);
+/*
+ * RFC 7396: target (NULL: none) with patch applied, a new value; a null in
+ * patch removes the member. NULL only when out of memory.
+ */
+json_t *ap_merge_patch(json_t *target, json_t *patch);

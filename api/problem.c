@@ -18,6 +18,7 @@ static const struct {
 	[AP_P_UNAUTHORIZED] = { "unauthorized", "No valid bearer token", 401 },
 	[AP_P_FORBIDDEN] = { "forbidden", "Only the admin may do this", 403 },
 	[AP_P_ABOVE_CEILING] = { "above-ceiling", "Beyond the tenant's ceilings", 403 },
+	[AP_P_OVER_QUOTA] = { "over-quota", "Past the tenant's quotas", 403 },
 	[AP_P_NOT_FOUND] = { "not-found", "No such resource", 404 },
 	[AP_P_METHOD_NOT_ALLOWED] = { "method-not-allowed", "Method not allowed here", 405 },
 	[AP_P_CONFLICT] = { "conflict", "In conflict with the current state", 409 },
@@ -92,7 +93,7 @@ void ap_problem(struct ap_response *resp, enum ap_problem p, const char *fmt, ..
 		      (json_int_t)problems[p].status, "detail", detail);
 	/* a request's field at fault, named for a program as well as in the detail */
 	if (j && (problems[p].status == 400 || problems[p].status == 409 ||
-		  problems[p].status == 422 || p == AP_P_ABOVE_CEILING)) {
+		  problems[p].status == 422 || p == AP_P_ABOVE_CEILING || p == AP_P_OVER_QUOTA)) {
 		json_t *errors = errors_of(detail);
 
 		if (errors)

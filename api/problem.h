@@ -16,6 +16,7 @@ enum ap_problem {
 	AP_P_UNAUTHORIZED,		/* 401 */
 	AP_P_FORBIDDEN,			/* 403: admin only */
 	AP_P_ABOVE_CEILING,		/* 403: beyond the tenant's ceilings */
+	AP_P_OVER_QUOTA,		/* 403: past the tenant's quotas */
 	AP_P_NOT_FOUND,			/* 404 */
 	AP_P_METHOD_NOT_ALLOWED,	/* 405 */
 	AP_P_CONFLICT,			/* 409: the name is taken, or still in use */

@@ -34,6 +34,7 @@ static const struct route routes[] = {
 	{ "/v1/tenants", "POST", ap_post_tenant, false, false },
 	{ "/v1/tenants/*", "GET", ap_get_tenant, false, false },
 	{ "/v1/tenants/*", "DELETE", ap_delete_tenant, false, false },
+	{ "/v1/tenants/*", "PATCH", ap_patch_tenant, false, false },
 	{ "/v1/tenants/*/token", "POST", ap_post_tenant_token, false, false },
 	{ "/v1/admin/token", "POST", ap_post_admin_token, false, false },
 	{ "/v1/admin/monitor-token", "POST", ap_post_monitor_token, false, false },

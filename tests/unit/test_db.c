@@ -119,7 +119,7 @@ static void db_changes_survive_a_reopen(void)
 	CHECK(open_with_doc(&a) == 0);
 	CHECK(ag_volume_create(&a, &s, &e) == 0);
 	CHECK(ag_volume_change(&a, "v1", 192 << 20, pol("riops=9"), false, &e) == 0);
-	CHECK(ag_tenant_create(&a, "other", "", NULL, &e) == 0);
+	CHECK(ag_tenant_create(&a, "other", "", NULL, NULL, &e) == 0);
 	ag_agent_close(&a);
 	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
 	v = ag_state_volume(&a.st, "v2");
@@ -320,7 +320,7 @@ static void db_failed_fsync_is_an_unknown_outcome(void)
 	CHECK(!ag_state_volume(&a.st, "v2"));
 	fail_sync = 0;
 	CHECK(ag_volume_change(&a, "v1", 0, pol("riops=9"), false, &e) == -1 && e.code == AG_E_UNKNOWN);
-	CHECK(ag_tenant_create(&a, "t9", "", NULL, &e) == -1 && e.code == AG_E_UNKNOWN);
+	CHECK(ag_tenant_create(&a, "t9", "", NULL, NULL, &e) == -1 && e.code == AG_E_UNKNOWN);
 	ag_agent_close(&a);
 	/* opened again, the agent has what is on disk, and it holds together */
 	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
@@ -328,7 +328,7 @@ static void db_failed_fsync_is_an_unknown_outcome(void)
 	CHECK(!ag_state_volume(&a.st, "v2"));
 	CHECK_EQ_U64(ag_pool_used(ag_state_pool(&a.st, "p0")), on_disk ? 2 : 1);
 	CHECK(!strcmp(text(ag_state_volume(&a.st, "v1")), "riops=500"));
-	CHECK(ag_tenant_create(&a, "t9", "", NULL, &e) == 0);
+	CHECK(ag_tenant_create(&a, "t9", "", NULL, NULL, &e) == 0);
 	ag_agent_close(&a);
 	cleanup();
 }
@@ -390,6 +390,7 @@ static void db_version_2_is_migrated(void)
 	snprintf(path, sizeof(path), "%s/state.db", dir);
 	CHECK(sqlite3_open(path, &h) == SQLITE_OK);
 	CHECK(sqlite3_exec(h, "ALTER TABLE pools DROP COLUMN uuid; ALTER TABLE pools DROP COLUMN capacity;"
+			   "ALTER TABLE tenants DROP COLUMN quotas;"
 			   "UPDATE meta SET value = '2' WHERE key = 'version'", NULL, NULL, NULL) == SQLITE_OK);
 	sqlite3_close(h);
 	CHECK(ag_db_open_readonly(&db, dir, &e) == 0);

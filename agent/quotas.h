@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A tenant's quotas: what all its volumes together may hold, and where.
+ *
+ *   capacity_bytes   the sum of its volumes' sizes (deleting ones count
+ *                    until their extents are zeroed and free)
+ *   volumes          how many volumes it may have, deleting ones too
+ *   pools            the pools it may make volumes in (absent: any)
+ *
+ * 0 (or absent) is no quota. They bind the tenant's own requests; the admin
+ * may go past them, as past its ceilings. As JSON (the API's and the
+ * store's): {"capacity_bytes": N, "volumes": N, "pools": ["p0", ...]}.
+ */
+#ifndef SLUICE_AGENT_QUOTAS_H
+#define SLUICE_AGENT_QUOTAS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define AG_QUOTA_POOLS 16
+
+struct ag_quotas {
+	uint64_t bytes;
+	uint64_t volumes;
+	unsigned int nr_pools;		/* 0: every pool */
+	char pools[AG_QUOTA_POOLS][49];
+};
+
+/* From a JSON object (-1 with e naming the field), and back. */
+int ag_quotas_from_json(struct ag_quotas *q, json_t *obj, struct ag_err *e);
+json_t *ag_quotas_to_json(const struct ag_quotas *q);
+
+/* Whether q lets a tenant use pool. */
+bool ag_quotas_pool(const struct ag_quotas *q, const char *pool);
+
+#endif

@@ -271,9 +271,10 @@ int ag_data_table(const struct ag_volume *v, const char *pool_devno, char *buf,
 	return 0;
 }
 
-int ag_sluice_table(const struct ag_volume *v, const char *data_dev, char *buf,
-		    size_t len)
+int ag_sluice_table(const struct ag_volume *v, const uint64_t *group_rates, const char *data_dev,
+		    char *buf, size_t len)
 {
+	const char *why = NULL;
 	char canon[SL_FORMAT_MAX];
 	struct sl_config cfg;
 	struct ag_err e;
@@ -282,6 +283,12 @@ int ag_sluice_table(const struct ag_volume *v, const char *data_dev, char *buf,
 	if (ag_policy_in_force(&v->policy, v->size, v->pool, &cfg, &e))
 		return -1;
 	snprintf(cfg.tenant, sizeof(cfg.tenant), "%s", v->tenant);
+	if (group_rates && memcmp(group_rates, (uint64_t[SL_NR_BUCKETS]){ 0 }, sizeof(cfg.group_avg))) {
+		snprintf(cfg.group, sizeof(cfg.group), AG_GROUP_PREFIX "%s", v->tenant);
+		memcpy(cfg.group_avg, group_rates, sizeof(cfg.group_avg));
+		if (sl_config_validate(&cfg, &why))
+			return -1;
+	}
 	nw = sl_config_format(&cfg, canon, sizeof(canon));
 	if (nw < 0)
 		return -1;

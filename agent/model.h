@@ -122,7 +122,13 @@ const struct ag_pool *ag_model_pool(const struct ag_model *m, const char *name);
  */
 int ag_data_table(const struct ag_volume *v, const char *pool_devno, char *buf,
 		  size_t len);
-int ag_sluice_table(const struct ag_volume *v, const char *data_dev, char *buf,
-		    size_t len);
+/*
+ * The sluice table of v; with its tenant's rate quotas (group_rates, six,
+ * NULL or all 0 for none), in the tenant's group (AG_GROUP_PREFIX and its
+ * id) with them as the group's limits.
+ */
+int ag_sluice_table(const struct ag_volume *v, const uint64_t *group_rates, const char *data_dev,
+		    char *buf, size_t len);
+#define AG_GROUP_PREFIX "tenant."
 
 #endif

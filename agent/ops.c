@@ -434,10 +434,46 @@ int ag_tenant_create(struct ag_agent *a, const char *id, const char *token_sha25
 	return rc;
 }
 
+/* Converge each of a tenant's volumes, each under its lock; the first failure in e. */
+static int converge_tenant(struct ag_agent *a, const char *tenant, struct ag_err *e)
+{
+	char (*ids)[AG_ID_MAX + 1];
+	struct ag_err one;
+	void **all;
+	size_t i, n = 0, total;
+	int rc = 0;
+
+	pthread_rwlock_rdlock(&a->st.lock);
+	total = a->st.vols.nr;
+	all = ag_idmap_values(&a->st.vols);
+	ids = malloc((total + 1) * sizeof(*ids));
+	for (i = 0; all && ids && i < total; i++) {
+		const struct ag_volume *v = all[i];
+
+		/* a volume of a missing pool is down: it takes the group when it is back */
+		if (!strcmp(v->tenant, tenant) && !v->deleting &&
+		    !ag_state_pool(&a->st, v->pool)->missing)
+			strcpy(ids[n++], v->id);
+	}
+	pthread_rwlock_unlock(&a->st.lock);
+	free(all);
+	if (!ids)
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	for (i = 0; i < n; i++) {
+		ag_volume_lock(a, ids[i]);
+		if (ag_converge_volume(a, ids[i], &one) && !rc++)
+			*e = one;
+		ag_volume_unlock(a, ids[i]);
+	}
+	free(ids);
+	return rc ? -1 : 0;
+}
+
 int ag_tenant_change(struct ag_agent *a, const char *id, const struct ag_ceilings *ceilings,
 		     const struct ag_quotas *quotas, struct ag_err *e)
 {
 	struct ag_tenant *t, next;
+	bool regroup = false;
 	int rc = -1;
 
 	pthread_rwlock_wrlock(&a->st.lock);
@@ -460,6 +496,7 @@ int ag_tenant_change(struct ag_agent *a, const char *id, const struct ag_ceiling
 	if (commit(a, e))
 		goto out;
 	/* the next create or change is held to them; what exists stays */
+	regroup = memcmp(t->quotas.rates, next.quotas.rates, sizeof(t->quotas.rates));
 	t->ceilings = next.ceilings;
 	t->quotas = next.quotas;
 	a->st.generation++;
@@ -467,6 +504,9 @@ int ag_tenant_change(struct ag_agent *a, const char *id, const struct ag_ceiling
 	ag_log("info", "tenant %s: ceilings and quotas changed", id);
 out:
 	pthread_rwlock_unlock(&a->st.lock);
+	/* new rate quotas: every volume's table names the group with them */
+	if (!rc && regroup && a->with_kernel)
+		rc = converge_tenant(a, id, e);
 	return rc;
 }
 
@@ -573,11 +613,13 @@ out:
 struct want_vol {
 	struct ag_volume v;
 	dev_t pool_devno;	/* the disk its pool's label is on */
+	uint64_t group_rates[SL_NR_BUCKETS];	/* its tenant's rate quotas */
 };
 
 /* Copies of the volumes (all, or the one named), for planning outside the lock. */
 static struct want_vol *snapshot(struct ag_agent *a, const char *only, size_t *n, struct ag_err *e)
 {
+	const struct ag_tenant *t;
 	struct want_vol *w;
 	void **all = NULL;
 	size_t i, k = 0, total;
@@ -607,6 +649,9 @@ static struct want_vol *snapshot(struct ag_agent *a, const char *only, size_t *n
 		if (ag_volume_copy(&w[k].v, v))
 			break;
 		w[k].pool_devno = p->devno;
+		t = ag_state_tenant(&a->st, v->tenant);
+		if (t)
+			memcpy(w[k].group_rates, t->quotas.rates, sizeof(w[k].group_rates));
 		k++;
 	}
 	pthread_rwlock_unlock(&a->st.lock);
@@ -661,7 +706,7 @@ static int wants(const struct want_vol *vols, size_t n, struct ag_want *w,
 			snprintf(data_devno, sizeof(data_devno), "%u:%u", hd->major, hd->minor);
 		else
 			snprintf(data_devno, sizeof(data_devno), "/dev/mapper/%s", data);
-		if (ag_sluice_table(v, data_devno, table, sizeof(table)))
+		if (ag_sluice_table(v, vols[i].group_rates, data_devno, table, sizeof(table)))
 			return ag_fail(e, AG_E_INTERNAL, "volume %s: bad policy", v->id);
 		w[i].sluice_table = strdup(table);
 		if (!w[i].data_table || !w[i].sluice_table)

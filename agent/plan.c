@@ -108,6 +108,26 @@ static int sluice_line(const char *line, char *head, size_t headlen,
 	return sl_config_parse(cfg, SL_PARSE_TABLE, nargs, argv + 6, &err, &bad);
 }
 
+/* Append every group_* key of cfg to the words in buf. */
+static int group_keys(const struct sl_config *cfg, char *buf, size_t len)
+{
+	static const char *const key[SL_NR_BUCKETS] = { "bps", "rbps", "wbps", "iops", "riops",
+							 "wiops" };
+	size_t used = strlen(buf);
+	int b, n;
+
+	for (b = 0; b < SL_NR_BUCKETS; b++) {
+		n = snprintf(buf + used, len - used, " group_%s=%llu group_%s_max=%llu", key[b],
+			     (unsigned long long)cfg->group_avg[b], key[b],
+			     (unsigned long long)cfg->group_max[b]);
+		if (n < 0 || (size_t)n >= len - used)
+			return -1;
+		used += (size_t)n;
+	}
+	n = snprintf(buf + used, len - used, " group_burst_s=%u", cfg->group_burst_s);
+	return n < 0 || (size_t)n >= len - used ? -1 : 0;
+}
+
 /* The "set" that turns the kernel's sluice table into the wanted one, if one can. */
 static char *set_message(const char *have, const char *want)
 {
@@ -116,9 +136,14 @@ static char *set_message(const char *have, const char *want)
 
 	if (sluice_line(have, hh, sizeof(hh), &hc) || sluice_line(want, wh, sizeof(wh), &wc))
 		return NULL;
-	if (strcmp(hh, wh) || strcmp(hc.pool, wc.pool) || strcmp(hc.tenant, wc.tenant))
+	/* the labels, the group's name among them, change only with a new table */
+	if (strcmp(hh, wh) || strcmp(hc.pool, wc.pool) || strcmp(hc.tenant, wc.tenant) ||
+	    strcmp(hc.group, wc.group))
 		return NULL;
 	if (sl_config_format_set(&wc, args, sizeof(args)) < 0)
+		return NULL;
+	/* a set leaves the group's limits alone unless it names them: name them all */
+	if (wc.group[0] && group_keys(&wc, args, sizeof(args)))
 		return NULL;
 	if (asprintf(&msg, "set %s", args) < 0)
 		return NULL;

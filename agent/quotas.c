@@ -28,9 +28,24 @@ int ag_quotas_from_json(struct ag_quotas *q, json_t *obj, struct ag_err *e)
 	memset(q, 0, sizeof(*q));
 	if (!json_is_object(obj))
 		return ag_fail(e, AG_E_INVALID, "quotas: an object");
-	json_object_foreach(obj, name, v)
-		if (strcmp(name, "capacity_bytes") && strcmp(name, "volumes") && strcmp(name, "pools"))
+	json_object_foreach(obj, name, v) {
+		const struct ag_field *f = ag_field_find(name);
+
+		if (f && f->kind == AG_F_AVG) {
+			if (count_of(obj, name, &q->rates[f->bucket], e))
+				return -1;
+		} else if (strcmp(name, "capacity_bytes") && strcmp(name, "volumes") &&
+			   strcmp(name, "pools")) {
 			return ag_fail(e, AG_E_INVALID, "%.64s: not a quota", name);
+		}
+	}
+	/* the target's rule for a group: a total, or read and write */
+	if (q->rates[SL_BPS] && (q->rates[SL_RBPS] || q->rates[SL_WBPS]))
+		return ag_fail(e, AG_E_INVALID, "total_bytes_sec: cannot be combined with "
+			       "read_bytes_sec or write_bytes_sec");
+	if (q->rates[SL_IOPS] && (q->rates[SL_RIOPS] || q->rates[SL_WIOPS]))
+		return ag_fail(e, AG_E_INVALID, "total_iops_sec: cannot be combined with "
+			       "read_iops_sec or write_iops_sec");
 	if (count_of(obj, "capacity_bytes", &q->bytes, e) || count_of(obj, "volumes", &q->volumes, e))
 		return -1;
 	pools = json_object_get(obj, "pools");
@@ -63,6 +78,10 @@ json_t *ag_quotas_to_json(const struct ag_quotas *q)
 		json_object_set_new(obj, "capacity_bytes", json_integer((json_int_t)q->bytes));
 	if (q->volumes)
 		json_object_set_new(obj, "volumes", json_integer((json_int_t)q->volumes));
+	for (i = 0; i < AG_NR_FIELDS; i++)
+		if (ag_fields[i].kind == AG_F_AVG && q->rates[ag_fields[i].bucket])
+			json_object_set_new(obj, ag_fields[i].name,
+					    json_integer((json_int_t)q->rates[ag_fields[i].bucket]));
 	if (q->nr_pools) {
 		pools = json_array();
 		for (i = 0; i < q->nr_pools; i++)
@@ -70,6 +89,16 @@ json_t *ag_quotas_to_json(const struct ag_quotas *q)
 		json_object_set_new(obj, "pools", pools);
 	}
 	return obj;
+}
+
+bool ag_quotas_group(const struct ag_quotas *q)
+{
+	unsigned int b;
+
+	for (b = 0; b < SL_NR_BUCKETS; b++)
+		if (q->rates[b])
+			return true;
+	return false;
 }
 
 bool ag_quotas_pool(const struct ag_quotas *q, const char *pool)

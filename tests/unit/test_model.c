@@ -31,7 +31,7 @@ static void model_tables_of_a_two_run_volume(void)
 	CHECK_EQ_U64(m.nr_vols, 1);
 	CHECK(ag_data_table(&m.vols[0], "254:16", data, sizeof(data)) == 0);
 	CHECK(!strcmp(data, "0 131072 linear 254:16 131072\n131072 131072 linear 254:16 655360"));
-	CHECK(ag_sluice_table(&m.vols[0], "253:0", top, sizeof(top)) == 0);
+	CHECK(ag_sluice_table(&m.vols[0], NULL, "253:0", top, sizeof(top)) == 0);
 	CHECK(!strcmp(top, "0 196608 sluice 253:0 0 4 riops=100 pool=disk1 weight=300 tenant=acme"));
 	ag_model_free(&m);
 }

@@ -11,6 +11,8 @@
 #define TOP1_LIMITS "0 131072 sluice 253:1 0 3 riops=100 pool=p weight=300"
 #define TOP1_OTHER_POOL "0 131072 sluice 253:1 0 1 pool=q"
 #define TOP2 "0 262144 sluice 253:1 0 2 rbps=1048576 pool=p"
+#define TOP1_GROUP(n) "0 131072 sluice 253:1 0 4 rbps=1048576 pool=p group=tenant.g group_iops=" n
+#define TOP1_OTHER_GROUP "0 131072 sluice 253:1 0 4 rbps=1048576 pool=p group=tenant.h group_iops=500"
 
 static struct ag_action *acts;
 static size_t nacts;
@@ -77,6 +79,34 @@ static void plan_pool_or_length_drift_is_a_reload(void)
 	CHECK_EQ_U64(nacts, 2);
 	CHECK(is(0, AG_RELOAD, "sluice-v1-data", DATA2));
 	CHECK(is(1, AG_RELOAD, "sluice-v1", TOP2));
+}
+
+
+/*
+ * A tenant's rate quotas are its group's limits: new ones are a message
+ * that names every group key (a set leaves the group alone otherwise); a
+ * group joined, left or another is a new table.
+ */
+static void plan_group_limits_are_a_message_the_group_a_reload(void)
+{
+	struct ag_want w = { "v1", DATA1, TOP1_GROUP("500"), false };
+	struct ag_have h[] = { { .name = "sluice-v1-data", .table = DATA1 },
+			       { .name = "sluice-v1", .table = TOP1_GROUP("1000") } };
+
+	CHECK(plan(&w, 1, h, 2) == 0);
+	CHECK_EQ_U64(nacts, 1);
+	CHECK(acts[0].kind == AG_MESSAGE && strstr(acts[0].arg, " group_iops=500 "));
+	CHECK(strstr(acts[0].arg, " group_riops=0 ") && strstr(acts[0].arg, " group_burst_s=1"));
+	h[1].table = TOP1;
+	CHECK(plan(&w, 1, h, 2) == 0);
+	CHECK(is(0, AG_RELOAD, "sluice-v1", TOP1_GROUP("500")));
+	h[1].table = TOP1_OTHER_GROUP;
+	CHECK(plan(&w, 1, h, 2) == 0);
+	CHECK(is(0, AG_RELOAD, "sluice-v1", TOP1_GROUP("500")));
+	w.sluice_table = TOP1;
+	h[1].table = TOP1_GROUP("500");
+	CHECK(plan(&w, 1, h, 2) == 0);
+	CHECK(is(0, AG_RELOAD, "sluice-v1", TOP1));
 }
 
 static void plan_a_foreign_table_is_a_reload(void)
@@ -152,6 +182,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(plan_policy_drift_is_a_message),
 	UNIT_TEST(plan_pool_or_length_drift_is_a_reload),
 	UNIT_TEST(plan_a_foreign_table_is_a_reload),
+	UNIT_TEST(plan_group_limits_are_a_message_the_group_a_reload),
 	UNIT_TEST(plan_delete_top_then_data),
 	UNIT_TEST(plan_unknown_sluice_devices_reported_only),
 	UNIT_TEST(plan_1000_unchanged_volumes_no_action),

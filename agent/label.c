@@ -135,6 +135,8 @@ bool ag_label_is(int fd, const char *uuid)
 	return ag_label_read(fd, &l) == 1 && !strcmp(l.uuid, uuid);
 }
 
+static void stable_path(const char *name, dev_t devno, char *out, size_t len);
+
 int ag_blk_canonical(const char *path, char *out, size_t len, dev_t *devno, struct ag_err *e)
 {
 	char real[PATH_MAX];
@@ -148,6 +150,9 @@ int ag_blk_canonical(const char *path, char *out, size_t len, dev_t *devno, stru
 		return ag_fail(e, AG_E_INVALID, "device: %.200s: not a block device", path);
 	strcpy(out, real);
 	*devno = st.st_rdev;
+	/* /dev/dm-N is numbered anew at every boot: /dev/mapper/<name> is not */
+	if (!strncmp(real, "/dev/dm-", 8))
+		stable_path(real + 5, st.st_rdev, out, len);
 	return 0;
 }
 
@@ -212,21 +217,39 @@ bool ag_blk_overlap(dev_t a, dev_t b)
 	return lies_on(a, b, 0) || lies_on(b, a, 0);
 }
 
-/* Whether /sys/class/block/<name> is stacked on other devices. */
-static bool stacked(const char *name)
+/* The device-mapper name of /sys/class/block/<name>, "" if it is not one. */
+static void dm_name(const char *name, char *out, size_t len)
 {
-	char sub[PATH_MAX];
-	struct dirent *d;
-	bool any = false;
-	DIR *dir;
+	char path[PATH_MAX];
+	FILE *f;
 
-	snprintf(sub, sizeof(sub), "/sys/class/block/%s/slaves", name);
-	dir = opendir(sub);
-	while (dir && !any && (d = readdir(dir)))
-		any = d->d_name[0] != '.';
-	if (dir)
-		closedir(dir);
-	return any;
+	snprintf(path, sizeof(path), "/sys/class/block/%s/dm/name", name);
+	out[0] = '\0';
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(out, (int)len, f))
+			out[0] = '\0';
+		out[strcspn(out, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+/*
+ * A stable path for the block device <name> at devno: /dev/mapper/<name>
+ * for a device-mapper device (its dm-N number changes from boot to boot),
+ * else /dev/<name>.
+ */
+static void stable_path(const char *name, dev_t devno, char *out, size_t len)
+{
+	char dm[128], path[PATH_MAX];
+	struct stat st;
+
+	dm_name(name, dm, sizeof(dm));
+	snprintf(path, sizeof(path), "/dev/mapper/%s", dm);
+	if (dm[0] && !stat(path, &st) && S_ISBLK(st.st_mode) && st.st_rdev == devno)
+		snprintf(out, len, "%s", path);
+	else
+		snprintf(out, len, "/dev/%s", name);
 }
 
 /* Whether the device at path (its devno) carries uuid's label. */
@@ -247,44 +270,108 @@ static bool carries(const char *path, const char *uuid, dev_t *devno)
 	return yes;
 }
 
+/* Whether a device is one of sluice's own (a volume's): those never carry a label. */
+static bool ours(const char *name)
+{
+	char dm[128];
+
+	dm_name(name, dm, sizeof(dm));
+	return !strncmp(dm, "sluice-", 7);
+}
+
+/* The name in /sys/class/block of devno, into out. */
+static int name_of(dev_t devno, char *out, size_t len)
+{
+	char path[96], real[PATH_MAX], *slash;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(devno), minor(devno));
+	if (!realpath(path, real) || !(slash = strrchr(real, '/')))
+		return -1;
+	snprintf(out, len, "%s", slash + 1);
+	return 0;
+}
+
+/* Whether a device stacked on <name> (not one of sluice's) carries uuid's label too. */
+static bool labelled_above(const char *name, const char *uuid)
+{
+	char sub[PATH_MAX], node[PATH_MAX];
+	struct dirent *d;
+	bool found = false;
+	dev_t at;
+	DIR *dir;
+
+	snprintf(sub, sizeof(sub), "/sys/class/block/%s/holders", name);
+	dir = opendir(sub);
+	while (dir && !found && (d = readdir(dir))) {
+		if (d->d_name[0] == '.' || ours(d->d_name))
+			continue;
+		snprintf(node, sizeof(node), "/dev/%s", d->d_name);
+		found = carries(node, uuid, &at);
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+#define MAX_CARRIERS 8
+
 int ag_label_find(const char *uuid, const char *hint, char *path, size_t len, dev_t *devno,
 		  struct ag_err *e)
 {
-	char plain[2][PATH_MAX], other[PATH_MAX] = "", node[PATH_MAX], sysdev[PATH_MAX];
-	dev_t plain_no[2] = { 0, 0 }, other_no = 0, at, want;
-	unsigned int nplain = 0;
+	char name[MAX_CARRIERS][256], node[PATH_MAX], sysdev[PATH_MAX], hname[256];
+	dev_t no[MAX_CARRIERS], at, want;
+	bool lower[MAX_CARRIERS] = { false };
+	unsigned int n = 0, i, j, top = 0, kept = 0;
 	struct dirent *d;
 	DIR *dir;
 
-	if (hint && hint[0] && strlen(hint) < len && carries(hint, uuid, &at)) {
-		strcpy(path, hint);
+	/* the last place first, unless something stacked on it carries the label too */
+	if (hint && hint[0] && carries(hint, uuid, &at) && !name_of(at, hname, sizeof(hname)) &&
+	    !labelled_above(hname, uuid)) {
+		stable_path(hname, at, path, len);
 		*devno = at;
 		return 1;
 	}
 	dir = opendir("/sys/class/block");
 	while (dir && (d = readdir(dir))) {
-		if (d->d_name[0] == '.')
+		if (d->d_name[0] == '.' || strlen(d->d_name) >= sizeof(name[0]) || ours(d->d_name))
 			continue;
 		snprintf(sysdev, sizeof(sysdev), "/sys/class/block/%s/dev", d->d_name);
 		snprintf(node, sizeof(node), "/dev/%s", d->d_name);
 		if (read_devno(sysdev, &want) || !carries(node, uuid, &at) || at != want)
 			continue;
-		if (stacked(d->d_name)) {
-			snprintf(other, sizeof(other), "%s", node);
-			other_no = at;
-		} else if (nplain < 2) {
-			snprintf(plain[nplain], sizeof(plain[nplain]), "%s", node);
-			plain_no[nplain++] = at;
+		if (n == MAX_CARRIERS) {
+			closedir(dir);
+			return ag_fail(e, AG_E_CORRUPT, "the label %s is on more than %d devices", uuid,
+				       MAX_CARRIERS);
 		}
+		strcpy(name[n], d->d_name);
+		no[n++] = at;
 	}
 	if (dir)
 		closedir(dir);
-	if (nplain > 1)
-		return ag_fail(e, AG_E_CORRUPT, "the label %s is on both %s and %s", uuid, plain[0],
-			       plain[1]);
-	if (!nplain && !other[0])
+	/*
+	 * The top of a stack carries the label of what is below it (a RAID1
+	 * member, a path of a multipath device): the pool is the device that
+	 * nothing else carrying it is stacked on. Two such tops are two disks
+	 * claiming one pool: neither is taken.
+	 */
+	for (i = 0; i < n; i++)
+		for (j = 0; j < n; j++)
+			if (i != j && no[i] != no[j] && lies_on(no[j], no[i], 0))
+				lower[i] = true;
+	for (i = 0; i < n; i++)
+		if (!lower[i] && kept++ == 0)
+			top = i;
+	if (!kept)
 		return 0;
-	snprintf(path, len, "%s", nplain ? plain[0] : other);
-	*devno = nplain ? plain_no[0] : other_no;
+	if (kept > 1) {
+		for (j = top + 1; j < n && lower[j]; j++)
+			;
+		return ag_fail(e, AG_E_CORRUPT, "the label %s is on both /dev/%s and /dev/%s", uuid,
+			       name[top], j < n ? name[j] : "?");
+	}
+	stable_path(name[top], no[top], path, len);
+	*devno = no[top];
 	return 1;
 }

@@ -474,6 +474,7 @@ int ag_tenant_change(struct ag_agent *a, const char *id, const struct ag_ceiling
 {
 	struct ag_tenant *t, next;
 	bool regroup = false;
+	struct ag_err one;
 	int rc = -1;
 
 	pthread_rwlock_wrlock(&a->st.lock);
@@ -504,9 +505,13 @@ int ag_tenant_change(struct ag_agent *a, const char *id, const struct ag_ceiling
 	ag_log("info", "tenant %s: ceilings and quotas changed", id);
 out:
 	pthread_rwlock_unlock(&a->st.lock);
-	/* new rate quotas: every volume's table names the group with them */
-	if (!rc && regroup && a->with_kernel)
-		rc = converge_tenant(a, id, e);
+	/*
+	 * new rate quotas: every volume's table names the group with them. The
+	 * change is made; a volume the kernel did not take yet is logged and
+	 * left to the reconcile, as a create's would be.
+	 */
+	if (!rc && regroup && a->with_kernel && converge_tenant(a, id, &one))
+		ag_log("warning", "tenant %s: %s (the reconcile retries)", id, one.msg);
 	return rc;
 }
 

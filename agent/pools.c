@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 #include <blkid/blkid.h>
 
 #include "log.h"
@@ -144,7 +146,8 @@ int ag_pool_add(struct ag_agent *a, const char *name, const char *device, bool f
 	if (ag_label_write(fd, &label, e))
 		goto out;
 	pthread_rwlock_wrlock(&a->st.lock);
-	if (ag_db_begin(a->db, e))
+	/* again under the write lock: an import may have come in between */
+	if (may_take(a, name, path, devno, NULL, true, e) || ag_db_begin(a->db, e))
 		goto unlock;
 	if (ag_db_put_pool(a->db, p, e)) {
 		ag_db_rollback(a->db);
@@ -222,9 +225,18 @@ struct where {
 	char uuid[AG_UUID_TEXT];
 	char device[256];
 	dev_t devno;
+	uint64_t extents;
 	int found;		/* 1, 0 missing, -1 on two disks */
 	bool store;		/* a label was written or the path moved: store the row */
 };
+
+/* Whether the disk open as fd is of the size that gives extents. */
+static bool size_fits(int fd, uint64_t extents)
+{
+	uint64_t bytes = 0;
+
+	return !ioctl(fd, BLKGETSIZE64, &bytes) && ag_extents_of(bytes) == extents;
+}
 
 /*
  * A pool made before labels gets one on the disk at its path: extent 0 has
@@ -235,6 +247,8 @@ struct where {
 static void adopt(struct where *w, struct ag_err *e)
 {
 	struct ag_label l = { .extents = 0 };
+	char sig[64] = "";
+	uint64_t size;
 	int fd = open(w->device, O_RDWR | O_CLOEXEC), has;
 
 	w->found = 0;
@@ -243,7 +257,7 @@ static void adopt(struct where *w, struct ag_err *e)
 		return;
 	}
 	has = ag_label_read(fd, &l);
-	if (has > 0 && !strcmp(l.pool, w->name)) {
+	if (has > 0 && !strcmp(l.pool, w->name) && l.extents == w->extents) {
 		/* labelled for it before: a start that stopped before storing the uuid */
 		strcpy(w->uuid, l.uuid);
 		w->found = 1;
@@ -252,7 +266,15 @@ static void adopt(struct where *w, struct ag_err *e)
 	} else if (has) {
 		ag_fail(e, AG_E_NOTFOUND, "pool %s: %s carries %s label, not its own", w->name,
 			w->device, has > 0 ? "another pool's" : "a damaged");
-	} else if (!ag_uuid_new(l.uuid)) {
+	} else if (!size_fits(fd, w->extents) || probe_signature(w->device, sig, sizeof(sig), &size) ||
+		   sig[0]) {
+		/* a disk that moved in at its path: another size, or a filesystem, a table */
+		ag_fail(e, AG_E_NOTFOUND, "pool %s: %s is not its disk (%s); not labelled", w->name,
+			w->device, sig[0] ? sig : "another size");
+	} else if (ag_uuid_new(l.uuid)) {
+		ag_fail(e, AG_E_INTERNAL, "pool %s: no randomness for a label", w->name);
+	} else {
+		l.extents = w->extents;
 		snprintf(l.pool, sizeof(l.pool), "%s", w->name);
 		if (!ag_label_write(fd, &l, e)) {
 			strcpy(w->uuid, l.uuid);
@@ -281,6 +303,7 @@ int ag_pools_resolve(struct ag_agent *a, struct ag_err *e)
 		strcpy(w[i].name, p->name);
 		strcpy(w[i].uuid, p->uuid);
 		strcpy(w[i].device, p->device);
+		w[i].extents = p->extents;
 	}
 	pthread_rwlock_unlock(&a->st.lock);
 	free(all);
@@ -288,8 +311,9 @@ int ag_pools_resolve(struct ag_agent *a, struct ag_err *e)
 		return ag_fail(e, AG_E_INTERNAL, "out of memory");
 	/* the disks are read outside the lock */
 	for (i = 0; i < n; i++) {
-		char at[sizeof(w[i].device)];
+		char at[sizeof(w[i].device)] = "";
 
+		one = (struct ag_err){ 0 };
 		if (!w[i].uuid[0]) {
 			adopt(&w[i], &one);
 		} else {
@@ -299,7 +323,7 @@ int ag_pools_resolve(struct ag_agent *a, struct ag_err *e)
 				ag_fail(&one, AG_E_NOTFOUND, "pool %s: no disk carries its label %s (last on %s)",
 					w[i].name, w[i].uuid, w[i].device);
 		}
-		if (w[i].found == 1 && w[i].uuid[0] && strcmp(at, w[i].device) && !w[i].store &&
+		if (w[i].found == 1 && !w[i].store && at[0] && strcmp(at, w[i].device) &&
 		    w[i].devno) {
 			ag_log("info", "pool %s: found on %s (was on %s)", w[i].name, at, w[i].device);
 			strcpy(w[i].device, at);

@@ -195,7 +195,8 @@ static json_t *state_json(const struct ag_state *st)
 	all = ag_state_sorted(&st->tenants, &n);
 	for (i = 0; i < n; i++) {
 		const struct ag_tenant *t = all[i];
-		json_t *rec = json_pack("{s:o}", "ceilings", ag_ceilings_to_json(&t->ceilings));
+		json_t *rec = json_pack("{s:o, s:o}", "ceilings", ag_ceilings_to_json(&t->ceilings),
+					"quotas", ag_quotas_to_json(&t->quotas));
 
 		if (t->token_sha256[0])
 			json_object_set_new(rec, "token_sha256", json_string(t->token_sha256));

@@ -447,32 +447,38 @@ static bool read_token(const char *path, char *tok, size_t len, bool quiet)
 /*
  * Whether a token may be sent to url: over https, or over plain http to this
  * machine (127.0.0.0/8, ::1, localhost) only, where nobody else sees it.
+ * The URL is read by libcurl's own parser, so that what is checked is the
+ * host it connects to ("http://127.0.0.1:80@evil/" is evil's), and a URL
+ * with a user or password is refused outright.
  */
 static bool safe_for_token(const char *url)
 {
-	char host[256];
+	char *scheme = NULL, *host = NULL, *user = NULL, *pass = NULL;
+	CURLU *u = curl_url();
+	bool ok = false;
 	size_t n;
 
-	if (!strncasecmp(url, "https://", 8))
-		return true;
-	if (strncasecmp(url, "http://", 7))
-		return false;
-	url += 7;
-	if (url[0] == '[') {
-		n = strcspn(url, "]");
-		return url[n] == ']' && n == 4 && !strncmp(url, "[::1", 4);
+	if (!u || curl_url_set(u, CURLUPART_URL, url, 0) ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0))
+		goto out;
+	if (!curl_url_get(u, CURLUPART_USER, &user, 0) || !curl_url_get(u, CURLUPART_PASSWORD, &pass, 0))
+		goto out;
+	if (!strcasecmp(scheme, "https")) {
+		ok = true;
+	} else if (!strcasecmp(scheme, "http")) {
+		n = strlen(host);
+		/* 127.x.y.z, digits and dots only; [::1]; localhost */
+		ok = !strcasecmp(host, "localhost") || !strcmp(host, "[::1]") ||
+		     (!strncmp(host, "127.", 4) && strspn(host, "0123456789.") == n);
 	}
-	n = strcspn(url, ":/?#@");
-	if (url[n] == '@' || n >= sizeof(host))
-		return false;	/* credentials in the URL: not a plain loopback address */
-	memcpy(host, url, n);
-	host[n] = '\0';
-	if (!strcasecmp(host, "localhost"))
-		return true;
-	/* 127.x.y.z, digits and dots only */
-	if (strncmp(host, "127.", 4) || strspn(host, "0123456789.") != n)
-		return false;
-	return true;
+out:
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(user);
+	curl_free(pass);
+	curl_url_cleanup(u);
+	return ok;
 }
 
 int main(int argc, char **argv)

@@ -71,6 +71,7 @@ struct ag_tenant {
 	/* in the agent's state: its volumes and their sizes, deleting ones too */
 	size_t nr_volumes;
 	uint64_t used_bytes;
+	uint64_t reserved_iops, reserved_bps;
 };
 
 enum ag_vol_state {

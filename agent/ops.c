@@ -154,16 +154,30 @@ static int admits(const struct ag_agent *a, const struct ag_pool *p, const struc
  * by more_bytes, in pool. The caller holds the state's lock.
  */
 static int within_quotas(const struct ag_tenant *t, bool new_volume, uint64_t more_bytes,
-			 const char *pool, struct ag_err *e)
+			 const char *pool, const struct sl_config *had, const struct ag_policy *want,
+			 struct ag_err *e)
 {
 	const struct ag_quotas *q = &t->quotas;
+	uint64_t had_iops = had ? had->reserve_iops : 0, had_bps = had ? had->reserve_bps : 0;
+	uint64_t iops = want->limits.reserve_iops, bps = want->limits.reserve_bps;
 
-	if (!ag_quotas_pool(q, pool))
+	/* reservations: what all its volumes reserve together, where one is raised */
+	if (q->reserve_iops && iops > had_iops && t->reserved_iops - had_iops + iops > q->reserve_iops)
+		return ag_fail(e, AG_E_QUOTA, "policy: reservation_iops: tenant %s may reserve %" PRIu64
+			       " IO/s in all, and reserves %" PRIu64 " elsewhere", t->id,
+			       q->reserve_iops, t->reserved_iops - had_iops);
+	if (q->reserve_bps && bps > had_bps && t->reserved_bps - had_bps + bps > q->reserve_bps)
+		return ag_fail(e, AG_E_QUOTA, "policy: reservation_bytes_sec: tenant %s may reserve %"
+			       PRIu64 " bytes/s in all, and reserves %" PRIu64 " elsewhere", t->id,
+			       q->reserve_bps, t->reserved_bps - had_bps);
+
+	/* what it holds stays: only a new volume or more bytes are held to them */
+	if ((new_volume || more_bytes) && !ag_quotas_pool(q, pool))
 		return ag_fail(e, AG_E_QUOTA, "pool: tenant %s may not use pool %.64s", t->id, pool);
 	if (new_volume && q->volumes && t->nr_volumes + 1 > q->volumes)
 		return ag_fail(e, AG_E_QUOTA, "id: tenant %s may have %" PRIu64 " volumes, and has %zu",
 			       t->id, q->volumes, t->nr_volumes);
-	if (q->bytes && t->used_bytes + more_bytes > q->bytes)
+	if (q->bytes && more_bytes && t->used_bytes + more_bytes > q->bytes)
 		return ag_fail(e, AG_E_QUOTA, "size_bytes: tenant %s may hold %" PRIu64 " bytes, holds %"
 			       PRIu64 ", and %" PRIu64 " more is past that", t->id, q->bytes,
 			       t->used_bytes, more_bytes);
@@ -215,7 +229,8 @@ int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct 
 		      e) || admits(a, p, NULL, &s->policy, e))
 		goto out;
 	if (s->by_tenant && ag_state_tenant(&a->st, s->tenant) &&
-	    within_quotas(ag_state_tenant(&a->st, s->tenant), true, s->size, p->name, e))
+	    within_quotas(ag_state_tenant(&a->st, s->tenant), true, s->size, p->name, NULL,
+			  &s->policy, e))
 		goto out;
 	if (ag_state_volume(&a->st, s->id)) {
 		ag_fail(e, AG_E_EXISTS, "volume %s exists", s->id);
@@ -307,7 +322,8 @@ int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size,
 	t = ag_state_tenant(&a->st, v->tenant);
 	if (policy_ok(policy, size, v->pool, t, by_tenant, e) ||
 	    admits(a, p, &v->policy.limits, policy, e) ||
-	    (by_tenant && t && size > v->size && within_quotas(t, false, size - v->size, v->pool, e)))
+	    (by_tenant && t && within_quotas(t, false, size - v->size, v->pool, &v->policy.limits,
+					       policy, e)))
 		goto out;
 	if (ag_volume_copy(&next, v)) {
 		ag_fail(e, AG_E_INTERNAL, "out of memory");
@@ -337,8 +353,11 @@ int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size,
 	if (commit(a, e))
 		goto undo;
 	/* the new runs stay marked in the map; the volume takes the new record */
-	if (t)
+	if (t) {
 		t->used_bytes += next.size - v->size;
+		t->reserved_iops += next.policy.limits.reserve_iops - v->policy.limits.reserve_iops;
+		t->reserved_bps += next.policy.limits.reserve_bps - v->policy.limits.reserve_bps;
+	}
 	p->reserved_iops += next.policy.limits.reserve_iops - v->policy.limits.reserve_iops;
 	p->reserved_bps += next.policy.limits.reserve_bps - v->policy.limits.reserve_bps;
 	ag_volume_release(v);

@@ -35,7 +35,8 @@ int ag_quotas_from_json(struct ag_quotas *q, json_t *obj, struct ag_err *e)
 			if (count_of(obj, name, &q->rates[f->bucket], e))
 				return -1;
 		} else if (strcmp(name, "capacity_bytes") && strcmp(name, "volumes") &&
-			   strcmp(name, "pools")) {
+			   strcmp(name, "pools") && strcmp(name, "reservation_iops") &&
+			   strcmp(name, "reservation_bytes_sec")) {
 			return ag_fail(e, AG_E_INVALID, "%.64s: not a quota", name);
 		}
 	}
@@ -46,7 +47,9 @@ int ag_quotas_from_json(struct ag_quotas *q, json_t *obj, struct ag_err *e)
 	if (q->rates[SL_IOPS] && (q->rates[SL_RIOPS] || q->rates[SL_WIOPS]))
 		return ag_fail(e, AG_E_INVALID, "total_iops_sec: cannot be combined with "
 			       "read_iops_sec or write_iops_sec");
-	if (count_of(obj, "capacity_bytes", &q->bytes, e) || count_of(obj, "volumes", &q->volumes, e))
+	if (count_of(obj, "capacity_bytes", &q->bytes, e) || count_of(obj, "volumes", &q->volumes, e) ||
+	    count_of(obj, "reservation_iops", &q->reserve_iops, e) ||
+	    count_of(obj, "reservation_bytes_sec", &q->reserve_bps, e))
 		return -1;
 	pools = json_object_get(obj, "pools");
 	if (!pools || json_is_null(pools))
@@ -78,6 +81,11 @@ json_t *ag_quotas_to_json(const struct ag_quotas *q)
 		json_object_set_new(obj, "capacity_bytes", json_integer((json_int_t)q->bytes));
 	if (q->volumes)
 		json_object_set_new(obj, "volumes", json_integer((json_int_t)q->volumes));
+	if (q->reserve_iops)
+		json_object_set_new(obj, "reservation_iops", json_integer((json_int_t)q->reserve_iops));
+	if (q->reserve_bps)
+		json_object_set_new(obj, "reservation_bytes_sec",
+				    json_integer((json_int_t)q->reserve_bps));
 	for (i = 0; i < AG_NR_FIELDS; i++)
 		if (ag_fields[i].kind == AG_F_AVG && q->rates[ag_fields[i].bucket])
 			json_object_set_new(obj, ag_fields[i].name,

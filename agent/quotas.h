@@ -6,6 +6,9 @@
  *                    until their extents are zeroed and free)
  *   volumes          how many volumes it may have, deleting ones too
  *   pools            the pools it may make volumes in (absent: any)
+ *   reservation_iops, reservation_bytes_sec
+ *                    the sum of its volumes' reservations, so that one
+ *                    tenant cannot take a whole pool's admission
  *   total_bytes_sec, read_bytes_sec, write_bytes_sec,
  *   total_iops_sec, read_iops_sec, write_iops_sec
  *                    the rates of all its volumes together, which the
@@ -36,6 +39,7 @@ struct ag_quotas {
 	unsigned int nr_pools;		/* 0: every pool */
 	char pools[AG_QUOTA_POOLS][49];
 	uint64_t rates[SL_NR_BUCKETS];	/* as the group's group_* limits; 0: none */
+	uint64_t reserve_iops, reserve_bps;
 };
 
 /* From a JSON object (-1 with e naming the field), and back. */

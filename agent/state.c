@@ -170,6 +170,8 @@ int ag_state_add_volume(struct ag_state *st, struct ag_volume *v)
 	if (t) {
 		t->nr_volumes++;
 		t->used_bytes += v->size;
+		t->reserved_iops += v->policy.limits.reserve_iops;
+		t->reserved_bps += v->policy.limits.reserve_bps;
 	}
 	p->reserved_iops += v->policy.limits.reserve_iops;
 	p->reserved_bps += v->policy.limits.reserve_bps;
@@ -191,6 +193,8 @@ void ag_state_drop_volume(struct ag_state *st, const char *id)
 	if (t && t->nr_volumes) {
 		t->nr_volumes--;
 		t->used_bytes -= v->size;
+		t->reserved_iops -= v->policy.limits.reserve_iops;
+		t->reserved_bps -= v->policy.limits.reserve_bps;
 	}
 	ag_volume_free(v);
 	st->generation++;

@@ -166,17 +166,18 @@ static void printable(const char *in, char *out, size_t len)
  */
 static void audit(const struct ap_request *req, const struct ap_response *resp, const char *who)
 {
-	char path[256], detail[256] = "";
+	char path[256], method[16], detail[256] = "";
 	json_t *j = NULL;
 
 	if (!strcmp(req->method, "GET") || !strcmp(req->method, "HEAD"))
 		return;
+	printable(req->method, method, sizeof(method));
 	printable(req->path, path, sizeof(path));
 	if (resp->status >= 400 && resp->body)
 		j = json_loads(resp->body, 0, NULL);
 	printable(json_string_value(json_object_get(j, "detail")), detail, sizeof(detail));
 	json_decref(j);
-	ag_log("audit", "%s %.8s %s: %u%s%s", who, req->method, path, resp->status,
+	ag_log("audit", "%s %s %s: %u%s%s", who, method, path, resp->status,
 	       detail[0] ? " " : "", detail);
 }
 

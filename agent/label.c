@@ -82,13 +82,13 @@ int ag_uuid_new(char out[AG_UUID_TEXT])
 	return 0;
 }
 
-int ag_label_read(int fd, struct ag_label *l)
+/* A label's first CRC_SPAN bytes: 1 a label (into l), 0 none, -1 damaged. */
+static int parse(const void *raw, struct ag_label *l)
 {
 	unsigned char buf[CRC_SPAN];
 	uint32_t crc;
 
-	if (pread(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
-		return -1;
+	memcpy(buf, raw, sizeof(buf));
 	if (memcmp(buf, MAGIC, 8))
 		return 0;
 	crc = (uint32_t)get_le(buf + 12, 4);
@@ -100,6 +100,15 @@ int ag_label_read(int fd, struct ag_label *l)
 	memcpy(l->pool, buf + 40, 64);
 	l->pool[64] = '\0';
 	return 1;
+}
+
+int ag_label_read(int fd, struct ag_label *l)
+{
+	unsigned char buf[CRC_SPAN];
+
+	if (pread(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+		return -1;
+	return parse(buf, l);
 }
 
 int ag_label_write(int fd, const struct ag_label *l, struct ag_err *e)
@@ -126,6 +135,24 @@ int ag_label_write(int fd, const struct ag_label *l, struct ag_err *e)
 out:
 	free(buf);
 	return rc;
+}
+
+bool ag_label_kept(const char *path, const char *uuid)
+{
+	struct ag_label l;
+	void *buf = NULL;
+	bool kept = false;
+	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+
+	if (fd < 0 || posix_memalign(&buf, AG_LABEL_BYTES, AG_LABEL_BYTES) ||
+	    pread(fd, buf, AG_LABEL_BYTES, 0) != AG_LABEL_BYTES)
+		goto out;
+	kept = parse(buf, &l) == 1 && !strcmp(l.uuid, uuid);
+out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return kept;
 }
 
 bool ag_label_is(int fd, const char *uuid)

@@ -71,6 +71,13 @@ bool ag_blk_overlap(dev_t a, dev_t b);
 int ag_label_find(const char *uuid, const char *hint, char *path, size_t len, dev_t *devno,
 		  struct ag_err *e);
 
+/*
+ * Whether the disk at path keeps what was written to it: its label read
+ * back past the page cache (O_DIRECT) is uuid's. A device that drops writes
+ * (a null_blk without memory) would lose the pool at its next start.
+ */
+bool ag_label_kept(const char *path, const char *uuid);
+
 /* Whether the disk open as fd carries the label of uuid (a check before writing to it). */
 bool ag_label_is(int fd, const char *uuid);
 

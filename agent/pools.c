@@ -145,6 +145,11 @@ int ag_pool_add(struct ag_agent *a, const char *name, const char *device, bool f
 	label.extents = p->extents;
 	if (ag_label_write(fd, &label, e))
 		goto out;
+	if (!ag_label_kept(path, p->uuid)) {
+		ag_fail(e, AG_E_REFUSED, "device: %s does not keep what is written to it (its label, "
+			"read back, differs); a pool there would be lost at the next start", path);
+		goto out;
+	}
 	pthread_rwlock_wrlock(&a->st.lock);
 	/* again under the write lock: an import may have come in between */
 	if (may_take(a, name, path, devno, NULL, true, e) || ag_db_begin(a->db, e))

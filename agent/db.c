@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "db.h"
+#include "log.h"
 #include "store.h"
 
 #define FORMAT "sluice-state"
@@ -381,6 +382,44 @@ int ag_db_put_tenant(struct ag_db *db, const struct ag_tenant *t, struct ag_err 
 	free(text);
 	free(qtext);
 	return rc;
+}
+
+/* One row in a transaction of its own: 0 once durable, else rolled back with e. */
+static int store_one(struct ag_db *db, int (*put)(struct ag_db *, const void *, struct ag_err *),
+		     const void *row, struct ag_err *e)
+{
+	if (ag_db_begin(db, e))
+		return -1;
+	if (put(db, row, e)) {
+		ag_db_rollback(db);
+		return -1;
+	}
+	if (ag_db_commit(db, e)) {
+		if (e->code == AG_E_UNKNOWN)
+			ag_log("error", "%s", e->msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int put_tenant(struct ag_db *db, const void *t, struct ag_err *e)
+{
+	return ag_db_put_tenant(db, t, e);
+}
+
+static int put_pool(struct ag_db *db, const void *p, struct ag_err *e)
+{
+	return ag_db_put_pool(db, p, e);
+}
+
+int ag_db_store_tenant(struct ag_db *db, const struct ag_tenant *t, struct ag_err *e)
+{
+	return store_one(db, put_tenant, t, e);
+}
+
+int ag_db_store_pool(struct ag_db *db, const struct ag_pool *p, struct ag_err *e)
+{
+	return store_one(db, put_pool, p, e);
 }
 
 int ag_db_del_tenant(struct ag_db *db, const char *id, struct ag_err *e)

@@ -507,13 +507,7 @@ int ag_tenant_change(struct ag_agent *a, const char *id, const struct ag_ceiling
 		next.ceilings = *ceilings;
 	if (quotas)
 		next.quotas = *quotas;
-	if (ag_db_begin(a->db, e))
-		goto out;
-	if (ag_db_put_tenant(a->db, &next, e)) {
-		ag_db_rollback(a->db);
-		goto out;
-	}
-	if (commit(a, e))
+	if (ag_db_store_tenant(a->db, &next, e))
 		goto out;
 	/* the next create or change is held to them; what exists stays */
 	regroup = memcmp(t->quotas.rates, next.quotas.rates, sizeof(t->quotas.rates));
@@ -548,13 +542,7 @@ int ag_tenant_set_token(struct ag_agent *a, const char *id, const char *token_sh
 	}
 	next = *t;
 	snprintf(next.token_sha256, sizeof(next.token_sha256), "%s", token_sha256);
-	if (ag_db_begin(a->db, e))
-		goto out;
-	if (ag_db_put_tenant(a->db, &next, e)) {
-		ag_db_rollback(a->db);
-		goto out;
-	}
-	if (commit(a, e))
+	if (ag_db_store_tenant(a->db, &next, e))
 		goto out;
 	/* the old token stops with the next request: it is compared under this lock */
 	strcpy(t->token_sha256, next.token_sha256);

@@ -152,17 +152,8 @@ int ag_pool_add(struct ag_agent *a, const char *name, const char *device, bool f
 	}
 	pthread_rwlock_wrlock(&a->st.lock);
 	/* again under the write lock: an import may have come in between */
-	if (may_take(a, name, path, devno, NULL, true, e) || ag_db_begin(a->db, e))
+	if (may_take(a, name, path, devno, NULL, true, e) || ag_db_store_pool(a->db, p, e))
 		goto unlock;
-	if (ag_db_put_pool(a->db, p, e)) {
-		ag_db_rollback(a->db);
-		goto unlock;
-	}
-	if (ag_db_commit(a->db, e)) {
-		if (e->code == AG_E_UNKNOWN)
-			ag_log("error", "%s", e->msg);
-		goto unlock;
-	}
 	if (ag_state_add_pool(&a->st, p)) {
 		ag_fail(e, AG_E_INTERNAL, "out of memory (the pool is stored: restart to see it)");
 		goto unlock;
@@ -208,13 +199,7 @@ int ag_pool_set_capacity(struct ag_agent *a, const char *name, uint64_t capacity
 	next = *p;
 	next.capacity_iops = capacity_iops;
 	next.capacity_bps = capacity_bps;
-	if (ag_db_begin(a->db, e))
-		goto out;
-	if (ag_db_put_pool(a->db, &next, e)) {
-		ag_db_rollback(a->db);
-		goto out;
-	}
-	if (ag_db_commit(a->db, e))
+	if (ag_db_store_pool(a->db, &next, e))
 		goto out;
 	p->capacity_iops = capacity_iops;
 	p->capacity_bps = capacity_bps;
@@ -361,12 +346,8 @@ int ag_pools_resolve(struct ag_agent *a, struct ag_err *e)
 			continue;
 		strcpy(p->uuid, w[i].uuid);
 		strcpy(p->device, w[i].device);
-		if (ag_db_begin(a->db, &one))
-			continue;
-		if (ag_db_put_pool(a->db, p, &one) || ag_db_commit(a->db, &one)) {
-			ag_db_rollback(a->db);
+		if (ag_db_store_pool(a->db, p, &one))
 			ag_log("error", "pool %s: storing where it was found: %s", p->name, one.msg);
-		}
 	}
 	pthread_rwlock_unlock(&a->st.lock);
 	free(w);

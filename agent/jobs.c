@@ -229,9 +229,9 @@ static int run_delete(struct ag_agent *a, const char *id, struct ag_err *e)
  * is due; *next the soonest not due.
  */
 static char (*due_deletes(struct ag_agent *a, const char *pool, size_t *n,
-			  int64_t *next))[AG_ID_MAX + 1]
+			  int64_t *next))[AG_VOLUME_ID_MAX + 1]
 {
-	char (*ids)[AG_ID_MAX + 1];
+	char (*ids)[AG_VOLUME_ID_MAX + 1];
 	void **all;
 	size_t i, total;
 	int64_t now = now_ms();
@@ -264,7 +264,7 @@ static char (*due_deletes(struct ag_agent *a, const char *pool, size_t *n,
 /* The due deletes (of one pool, or all), one after another. */
 static int run_deletes(struct ag_agent *a, const char *pool, struct ag_err *e)
 {
-	char (*ids)[AG_ID_MAX + 1];
+	char (*ids)[AG_VOLUME_ID_MAX + 1];
 	struct ag_err one;
 	size_t n, i;
 	int64_t next;
@@ -329,7 +329,7 @@ static void reap(struct ag_jobs *j, bool all)
 static void dispatch(struct ag_agent *a)
 {
 	struct ag_jobs *j = a->jobs;
-	char (*ids)[AG_ID_MAX + 1];
+	char (*ids)[AG_VOLUME_ID_MAX + 1];
 	size_t n, i, k;
 	int64_t next;
 

@@ -21,6 +21,30 @@ bool ag_valid_id(const char *id)
 	return !(n >= 5 && !strcmp(id + n - 5, "-data"));
 }
 
+bool ag_valid_volume_id(const char *id)
+{
+	const char *dot = strchr(id, '.');
+	char tenant[AG_ID_MAX + 1];
+
+	if (!dot)
+		return ag_valid_id(id);
+	if (dot == id || (size_t)(dot - id) > AG_ID_MAX)
+		return false;
+	memcpy(tenant, id, (size_t)(dot - id));
+	tenant[dot - id] = '\0';
+	return ag_valid_id(tenant) && ag_valid_id(dot + 1);
+}
+
+void ag_volume_id_of(char *id, const char *tenant, const char *name)
+{
+	snprintf(id, AG_VOLUME_ID_MAX + 1, "%s.%s", tenant, name);
+}
+
+void ag_volume_scoped(char *key, const char *tenant, const char *name)
+{
+	snprintf(key, 2 * AG_ID_MAX + 2, "%s/%s", tenant, name);
+}
+
 static int bad(char *err, size_t errlen, const char *what, const char *id)
 {
 	snprintf(err, errlen, "state: %s%s%s", what, id ? ": " : "", id ? id : "");
@@ -126,7 +150,8 @@ static int load_volume(struct ag_model *m, const char *id, json_t *j, char *err,
 		       size_t errlen)
 {
 	struct ag_volume *v = &m->vols[m->nr_vols];
-	const char *tenant, *pool, *policy, *state, *apolicy = "";
+	const char *tenant, *pool, *policy, *state, *apolicy = "", *name = "", *dot;
+	char made_id[AG_VOLUME_ID_MAX + 1];
 	json_t *runs;
 	json_int_t size, wiped = 0, since = 0;
 	uint64_t ext = 0;
@@ -134,15 +159,28 @@ static int load_volume(struct ag_model *m, const char *id, json_t *j, char *err,
 	struct ag_err e;
 	size_t i;
 
-	if (!ag_valid_id(id))
+	if (!ag_valid_volume_id(id))
 		return bad(err, errlen, "bad volume id", id);
-	if (json_unpack(j, "{s:s, s:s, s:I, s:o, s:s, s:s}", "tenant", &tenant, "pool", &pool,
-			"size", &size, "runs", &runs, "policy", &policy, "state", &state))
+	if (json_unpack(j, "{s:s, s:s, s:I, s:o, s:s, s:s, s?s}", "tenant", &tenant, "pool", &pool,
+			"size", &size, "runs", &runs, "policy", &policy, "state", &state,
+			"name", &name))
 		return bad(err, errlen, "volume lacks a field", id);
 	m->nr_vols++;	/* so that ag_model_free() frees its runs */
 	strcpy(v->id, id);
 	if (!ag_valid_id(tenant) || !ag_valid_id(pool))
 		return bad(err, errlen, "bad tenant or pool of volume", id);
+	/* the name is what the id says: "<tenant>.<name>", or the id of a volume of before */
+	dot = strchr(id, '.');
+	if (dot) {
+		ag_volume_id_of(made_id, tenant, dot + 1);
+		if (strcmp(made_id, id))
+			return bad(err, errlen, "id is not <tenant>.<name> of volume", id);
+	}
+	if (name[0] && strcmp(name, dot ? dot + 1 : id))
+		return bad(err, errlen, "name is not the one its id says, volume", id);
+	name = dot ? dot + 1 : id;
+	strcpy(v->name, name);
+	ag_volume_scoped(v->scoped, tenant, name);
 	strcpy(v->tenant, tenant);
 	strcpy(v->pool, pool);
 	if (!ag_model_pool(m, pool))

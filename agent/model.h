@@ -8,14 +8,20 @@
  *                         "capacity_bps": N (each optional) } }
  *   "tenants": { "<id>": { "token_sha256": "<hex>", "ceilings": {...},
  *                          "quotas": {...} (each optional) } }
- *   "volumes": { "<id>": { "tenant": "<id>", "pool": "<name>",
+ *   "volumes": { "<id>": { "tenant": "<id>", "name": "<its tenant's name for it>",
+ *                          "pool": "<name>",
  *                          "size": <bytes, a multiple of 512; of AG_SIZE_ALIGN when made or grown>,
  *                          "runs": [[<first extent>, <count>], ...],
  *                          "policy": "<sluice table arguments>",
  *                          "agent_policy": "<words>",       (optional)
  *                          "state": "ready" | "deleting" } }
  *
- * Names and ids are 1 to 48 of [a-z0-9-], not ending in "-data". "policy"
+ * Names and ids are 1 to 48 of [a-z0-9-], not ending in "-data". A
+ * volume's name is its tenant's: two tenants may each have a "db". Its id,
+ * which names its devices, is "<tenant>.<name>" (a '.' is in no name, so
+ * ids never collide); a volume made before names were scoped keeps its
+ * name as its id. The name is what the id says, so it is not stored;
+ * "name", if given, must be that. "policy"
  * holds the target's arguments in force (without pool and tenant, which
  * come from the volume) and "agent_policy" the agent's own words: see
  * policy.h, which reads and writes them.
@@ -44,6 +50,8 @@
 #include "quotas.h"
 
 #define AG_ID_MAX 48
+/* A volume's id: "<tenant>.<name>", or a name of before (see above). */
+#define AG_VOLUME_ID_MAX (2 * AG_ID_MAX + 1)
 #define AG_POLICY_MAX SL_FORMAT_MAX	/* the longest policy text, NUL included */
 #define AG_APOLICY_MAX 256	/* the longest agent_policy text, NUL included */
 
@@ -80,8 +88,11 @@ enum ag_vol_state {
 };
 
 struct ag_volume {
-	char id[AG_ID_MAX + 1];
+	char id[AG_VOLUME_ID_MAX + 1];	/* global: its devices' names */
+	char name[AG_ID_MAX + 1];	/* its tenant's name for it, unique in the tenant */
 	char tenant[AG_ID_MAX + 1];
+	/* "<tenant>/<name>": its key in the state's map of names */
+	char scoped[2 * AG_ID_MAX + 2];
 	char pool[AG_ID_MAX + 1];
 	uint64_t size;
 	struct ag_run *runs;
@@ -109,6 +120,15 @@ struct ag_model {
 };
 
 bool ag_valid_id(const char *id);
+/* A volume's id: a valid id, or two joined by '.'. */
+bool ag_valid_volume_id(const char *id);
+/*
+ * The id of a new volume of tenant named name (both valid ids), and its
+ * key in the map of names; buffers of AG_VOLUME_ID_MAX + 1 and
+ * 2 * AG_ID_MAX + 2.
+ */
+void ag_volume_id_of(char *id, const char *tenant, const char *name);
+void ag_volume_scoped(char *key, const char *tenant, const char *name);
 
 /* Read and check a state object. 0, or -1 with a message in err. */
 int ag_model_from_json(struct ag_model *m, json_t *state, char *err, size_t errlen);

@@ -41,7 +41,7 @@ struct source {
 };
 
 struct vol {
-	char id[AG_ID_MAX + 1];
+	char id[AG_VOLUME_ID_MAX + 1];
 	char tenant[AG_ID_MAX + 1];
 	unsigned int major, minor;
 	bool present;		/* its device exists */
@@ -235,7 +235,7 @@ static void recheck_device(struct ag_monitor *m, struct vol *v, uint64_t dirty_m
 
 /* What the monitor needs of a volume, copied out of the state. */
 struct vol_seen {
-	char id[AG_ID_MAX + 1], tenant[AG_ID_MAX + 1];
+	char id[AG_VOLUME_ID_MAX + 1], tenant[AG_ID_MAX + 1];
 	uint64_t dirty_max;
 	uint64_t changed;
 };

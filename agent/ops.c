@@ -175,7 +175,7 @@ static int within_quotas(const struct ag_tenant *t, bool new_volume, uint64_t mo
 	if ((new_volume || more_bytes) && !ag_quotas_pool(q, pool))
 		return ag_fail(e, AG_E_QUOTA, "pool: tenant %s may not use pool %.64s", t->id, pool);
 	if (new_volume && q->volumes && t->nr_volumes + 1 > q->volumes)
-		return ag_fail(e, AG_E_QUOTA, "id: tenant %s may have %" PRIu64 " volumes, and has %zu",
+		return ag_fail(e, AG_E_QUOTA, "name: tenant %s may have %" PRIu64 " volumes, and has %zu",
 			       t->id, q->volumes, t->nr_volumes);
 	if (q->bytes && more_bytes && t->used_bytes + more_bytes > q->bytes)
 		return ag_fail(e, AG_E_QUOTA, "size_bytes: tenant %s may hold %" PRIu64 " bytes, holds %"
@@ -196,13 +196,14 @@ static struct ag_tenant *bare_tenant(const char *id)
 
 int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct ag_err *e)
 {
+	char id[AG_VOLUME_ID_MAX + 1];
 	struct ag_volume *v = NULL;
 	struct ag_tenant *t = NULL;
 	struct ag_pool *p;
 	int rc = -1;
 
-	if (!ag_valid_id(s->id))
-		return ag_fail(e, AG_E_INVALID, "id: 1 to %d of a-z 0-9 -, not ending in -data", AG_ID_MAX);
+	if (!ag_valid_id(s->name))
+		return ag_fail(e, AG_E_INVALID, "name: 1 to %d of a-z 0-9 -, not ending in -data", AG_ID_MAX);
 	if (!ag_valid_id(s->tenant))
 		return ag_fail(e, AG_E_INVALID, "tenant: 1 to %d of a-z 0-9 -", AG_ID_MAX);
 	if (!s->size || s->size % AG_SIZE_ALIGN || s->size > AG_SIZE_MAX)
@@ -210,7 +211,10 @@ int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct 
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return ag_fail(e, AG_E_INTERNAL, "out of memory");
-	strcpy(v->id, s->id);
+	ag_volume_id_of(id, s->tenant, s->name);
+	ag_volume_id_of(v->id, s->tenant, s->name);
+	strcpy(v->name, s->name);
+	ag_volume_scoped(v->scoped, s->tenant, s->name);
 	strcpy(v->tenant, s->tenant);
 	snprintf(v->pool, sizeof(v->pool), "%s", s->pool);
 	v->policy = s->policy;
@@ -232,8 +236,9 @@ int ag_volume_create(struct ag_agent *a, const struct ag_volume_spec *s, struct 
 	    within_quotas(ag_state_tenant(&a->st, s->tenant), true, s->size, p->name, NULL,
 			  &s->policy, e))
 		goto out;
-	if (ag_state_volume(&a->st, s->id)) {
-		ag_fail(e, AG_E_EXISTS, "volume %s exists", s->id);
+	/* its name is its tenant's: another tenant's volume of the name is no matter here */
+	if (ag_state_volume_named(&a->st, s->tenant, s->name) || ag_state_volume(&a->st, v->id)) {
+		ag_fail(e, AG_E_EXISTS, "volume %s exists", s->name);
 		goto out;
 	}
 	switch (ag_extmap_alloc(&p->map, extents_for(s->size), &v->runs, &v->nr_runs)) {
@@ -285,7 +290,7 @@ out:
 	ag_tenant_free(t);
 	ag_volume_free(v);
 	if (!rc && a->with_kernel)
-		rc = ag_converge_volume(a, s->id, e);
+		rc = ag_converge_volume(a, id, e);
 	return rc;
 }
 
@@ -456,7 +461,7 @@ int ag_tenant_create(struct ag_agent *a, const char *id, const char *token_sha25
 /* Converge each of a tenant's volumes, each under its lock; the first failure in e. */
 static int converge_tenant(struct ag_agent *a, const char *tenant, struct ag_err *e)
 {
-	char (*ids)[AG_ID_MAX + 1];
+	char (*ids)[AG_VOLUME_ID_MAX + 1];
 	struct ag_err one;
 	void **all;
 	size_t i, n = 0, total;
@@ -855,7 +860,7 @@ static bool volume_of(const char *name, char *id)
 	n = strlen(name);
 	if (n >= 5 && !strcmp(name + n - 5, "-data"))
 		n -= 5;
-	if (!n || n > AG_ID_MAX)
+	if (!n || n > AG_VOLUME_ID_MAX)
 		return false;
 	memcpy(id, name, n);
 	id[n] = '\0';
@@ -867,7 +872,7 @@ int ag_reconcile(struct ag_agent *a, struct ag_err *e)
 	struct want_vol *vols;
 	struct ag_action *acts = NULL;
 	struct ag_err one;
-	char id[AG_ID_MAX + 1], last[AG_ID_MAX + 1] = "";
+	char id[AG_VOLUME_ID_MAX + 1], last[AG_VOLUME_ID_MAX + 1] = "";
 	size_t n = 0, na = 0, i, failed = 0, fixed = 0;
 
 	/* each pool found by its label first: a pool not found has its volumes left down */

@@ -84,7 +84,7 @@ int ag_pool_set_capacity(struct ag_agent *a, const char *name, uint64_t capacity
 int ag_pools_resolve(struct ag_agent *a, struct ag_err *e);
 
 struct ag_volume_spec {
-	const char *id, *tenant, *pool;
+	const char *name, *tenant, *pool;	/* its id is "<tenant>.<name>" (model.h) */
 	uint64_t size;
 	struct ag_policy policy;
 	bool make_tenant;	/* a tenant not yet known is made, bare (the console) */

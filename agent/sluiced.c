@@ -98,17 +98,22 @@ static int parse_size(const char *text, uint64_t *size)
 
 static int op_create(struct ag_agent *a, char **args, struct ag_err *e)
 {
-	struct ag_volume_spec s = { .id = args[0], .tenant = args[1], .pool = args[2],
+	struct ag_volume_spec s = { .name = args[0], .tenant = args[1], .pool = args[2],
 				    .make_tenant = true };
+	char id[AG_VOLUME_ID_MAX + 1];
 	int rc;
 
 	if (parse_size(args[3], &s.size))
 		return ag_fail(e, AG_E_INVALID, "size: bytes, a number");
 	if (ag_policy_parse(&s.policy, args[4] ? args[4] : "", args[4] && args[5] ? args[5] : "", e))
 		return -1;
-	ag_volume_lock(a, s.id);
+	if (!ag_valid_id(s.name) || !ag_valid_id(s.tenant))
+		return ag_fail(e, AG_E_INVALID, "name and tenant: 1 to %d of a-z 0-9 -, not ending in -data",
+			       AG_ID_MAX);
+	ag_volume_id_of(id, s.tenant, s.name);
+	ag_volume_lock(a, id);
 	rc = ag_volume_create(a, &s, e);
-	ag_volume_unlock(a, s.id);
+	ag_volume_unlock(a, id);
 	return rc;
 }
 
@@ -216,8 +221,8 @@ static json_t *state_json(const struct ag_state *st)
 		for (size_t r = 0; r < v->nr_runs; r++)
 			json_array_append_new(runs, json_pack("[I, I]", (json_int_t)v->runs[r].start,
 							      (json_int_t)v->runs[r].count));
-		j = json_pack("{s:s, s:s, s:I, s:o, s:s, s:s}", "tenant", v->tenant, "pool", v->pool,
-			      "size", (json_int_t)v->size, "runs", runs, "policy", policy,
+		j = json_pack("{s:s, s:s, s:s, s:I, s:o, s:s, s:s}", "tenant", v->tenant, "name",
+			      v->name, "pool", v->pool, "size", (json_int_t)v->size, "runs", runs, "policy", policy,
 			      "state", v->deleting ? "deleting" : "ready");
 		if (words[0])
 			json_object_set_new(j, "agent_policy", json_string(words));
@@ -310,7 +315,8 @@ static void usage(void)
 		"  serve                                      commands from stdin, a line each\n"
 		"  dirty [<ticks>]                            run the dirty monitor, print its figures\n"
 		"  pool-add <name> <device> [force]           register a disk as a pool\n"
-		"  create <id> <tenant> <pool> <bytes> [policy [agent-policy]]\n"
+		"  create <name> <tenant> <pool> <bytes> [policy [agent-policy]]\n"
+		"                                             its id: <tenant>.<name>\n"
 		"  grow <id> <bytes>                          (rescales the scaled rates)\n"
 		"  set <id> <policy> [agent-policy]           sluice table arguments, and words\n"
 		"                                             \"<rate>=<per GiB>:<floor>\" and\n"

@@ -84,6 +84,7 @@ static void volume_free(void *v)
 
 void ag_state_destroy(struct ag_state *st)
 {
+	ag_idmap_destroy(&st->names);
 	free_values(&st->vols, volume_free);
 	free_values(&st->tenants, tenant_free);
 	free_values(&st->pools, pool_free);
@@ -103,6 +104,17 @@ struct ag_tenant *ag_state_tenant(const struct ag_state *st, const char *id)
 struct ag_volume *ag_state_volume(const struct ag_state *st, const char *id)
 {
 	return ag_idmap_get(&st->vols, id);
+}
+
+struct ag_volume *ag_state_volume_named(const struct ag_state *st, const char *tenant,
+					const char *name)
+{
+	char key[2 * AG_ID_MAX + 2];
+
+	if (!ag_valid_id(tenant) || !ag_valid_id(name))
+		return NULL;
+	ag_volume_scoped(key, tenant, name);
+	return ag_idmap_get(&st->names, key);
 }
 
 /* every object in the maps starts with its id */
@@ -162,6 +174,11 @@ int ag_state_add_volume(struct ag_state *st, struct ag_volume *v)
 	if (!p || ag_extmap_mark(&p->map, v->runs, v->nr_runs))
 		return -EINVAL;
 	rc = ag_idmap_put(&st->vols, v->id, v);
+	if (!rc) {
+		rc = ag_idmap_put(&st->names, v->scoped, v);
+		if (rc)
+			ag_idmap_del(&st->vols, v->id);
+	}
 	if (rc) {
 		ag_extmap_release(&p->map, v->runs, v->nr_runs);
 		return rc;
@@ -185,6 +202,8 @@ void ag_state_drop_volume(struct ag_state *st, const char *id)
 	struct ag_pool *p = v ? ag_state_pool(st, v->pool) : NULL;
 	struct ag_tenant *t = v ? ag_state_tenant(st, v->tenant) : NULL;
 
+	if (v)
+		ag_idmap_del(&st->names, v->scoped);
 	if (p) {
 		ag_extmap_release(&p->map, v->runs, v->nr_runs);
 		p->reserved_iops -= v->policy.limits.reserve_iops;
@@ -203,6 +222,7 @@ void ag_state_drop_volume(struct ag_state *st, const char *id)
 int ag_state_fill(struct ag_state *st, struct ag_model *m, struct ag_err *e)
 {
 	size_t i;
+	int rc;
 
 	for (i = 0; i < m->nr_pools; i++) {
 		struct ag_pool *p = malloc(sizeof(*p));
@@ -248,10 +268,13 @@ int ag_state_fill(struct ag_state *st, struct ag_model *m, struct ag_err *e)
 				return ag_fail(e, AG_E_INTERNAL, "out of memory");
 			}
 		}
-		if (ag_state_add_volume(st, v)) {
+		rc = ag_state_add_volume(st, v);
+		if (rc) {
 			ag_volume_free(v);
-			return ag_fail(e, AG_E_CORRUPT, "volume %s: its extents are shared or out of its pool",
-				       m->vols[i].id);
+			return ag_fail(e, rc == -ENOMEM ? AG_E_INTERNAL : AG_E_CORRUPT, "volume %s: %s",
+				       m->vols[i].id, rc == -EEXIST ?
+				       "its tenant has another volume of its name" : rc == -EINVAL ?
+				       "its extents are shared or out of its pool" : "out of memory");
 		}
 	}
 	ag_model_free(m);

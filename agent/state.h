@@ -24,6 +24,7 @@
 struct ag_state {
 	pthread_rwlock_t lock;
 	struct ag_idmap pools, tenants, vols;
+	struct ag_idmap names;	/* volumes by "<tenant>/<name>" */
 	uint64_t generation;	/* bumped by every change */
 };
 
@@ -40,6 +41,9 @@ int ag_state_fill(struct ag_state *st, struct ag_model *m, struct ag_err *e);
 struct ag_pool *ag_state_pool(const struct ag_state *st, const char *name);
 struct ag_tenant *ag_state_tenant(const struct ag_state *st, const char *id);
 struct ag_volume *ag_state_volume(const struct ag_state *st, const char *id);
+/* A volume by its tenant and its name in the tenant; NULL for none (or invalid ones). */
+struct ag_volume *ag_state_volume_named(const struct ag_state *st, const char *tenant,
+					const char *name);
 
 /*
  * The objects of a map sorted by id, as a malloc'd array of *n pointers
@@ -55,7 +59,11 @@ uint64_t ag_pool_used(const struct ag_pool *p);
 int ag_state_add_pool(struct ag_state *st, struct ag_pool *p);	/* takes p (malloc'd) */
 int ag_state_add_tenant(struct ag_state *st, struct ag_tenant *t);	/* takes t */
 void ag_state_drop_tenant(struct ag_state *st, const char *id);
-int ag_state_add_volume(struct ag_state *st, struct ag_volume *v);	/* takes v; marks its runs */
+/*
+ * Takes v and marks its runs: 0, or -EINVAL (runs taken or out of its
+ * pool), -EEXIST (its id, or its name in its tenant, is taken), -ENOMEM.
+ */
+int ag_state_add_volume(struct ag_state *st, struct ag_volume *v);
 /* Drop a volume, its extents given back to its pool. */
 void ag_state_drop_volume(struct ag_state *st, const char *id);
 

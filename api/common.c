@@ -82,7 +82,7 @@ int ap_page(struct ap_call *c, size_t *limit, const char **after)
 		}
 		*limit = v;
 	}
-	if (*after && !ag_valid_id(*after)) {
+	if (*after && !ag_valid_volume_id(*after)) {
 		ap_problem(c->resp, AP_P_INVALID_REQUEST, "after: an id");
 		return -1;
 	}
@@ -143,13 +143,13 @@ json_t *ap_volume_json(const struct ag_volume *v, char *etag)
 	json_t *policy = ap_policy_to_json(&v->policy), *in_force = NULL, *j;
 	struct sl_config limits;
 	struct ag_err e;
-	char dev[96];
+	char dev[128];
 
 	if (!ag_policy_in_force(&v->policy, v->size, v->pool, &limits, &e))
 		in_force = ap_policy_in_force_json(&limits, v->policy.dirty_bytes_max);
 	snprintf(dev, sizeof(dev), "/dev/mapper/sluice-%s", v->id);
-	j = json_pack("{s:s, s:s, s:s, s:I, s:o, s:o, s:s, s:s}", "id", v->id, "tenant", v->tenant,
-		      "pool", v->pool, "size_bytes", (json_int_t)v->size,
+	j = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:s, s:s}", "id", v->id, "name", v->name,
+		      "tenant", v->tenant, "pool", v->pool, "size_bytes", (json_int_t)v->size,
 		      "policy", policy ? policy : json_object(),
 		      "effective_policy", in_force ? in_force : json_object(), "device", dev,
 		      "state", v->deleting ? "deleting" : "ready");

@@ -195,7 +195,7 @@ void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_respo
 static void handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp,
 		   int *route, char *principal)
 {
-	char arg[AG_ID_MAX + 2] = "";
+	char arg[AG_VOLUME_ID_MAX + 2] = "";
 	const struct route *r = NULL;
 	struct ap_call c = { .ctx = ctx, .agent = ctx->agent, .st = &ctx->agent->st, .req = req,
 			     .resp = resp };
@@ -226,7 +226,7 @@ static void handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_r
 	}
 	*route = (int)(r - routes);
 	if (strchr(r->pattern, '*')) {
-		if (!ag_valid_id(arg)) {
+		if (!ag_valid_volume_id(arg)) {
 			ap_problem(resp, AP_P_NOT_FOUND, "no resource at this path");
 			return;
 		}

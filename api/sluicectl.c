@@ -286,7 +286,8 @@ static void usage(void)
 		"  tenant token <id>                             a new token (the old stops at once)\n"
 		"  token admin | token monitor                   a new admin or monitoring token\n"
 		"  volume list [<tenant>] | volume show <id> | volume delete <id>\n"
-		"  volume create <tenant> <id> <pool> <size> [<field>=<value> ...]\n"
+		"  volume create <tenant> <name> <pool> <size> [<field>=<value> ...]\n"
+		"                                               its id: <tenant>.<name>\n"
 		"  volume set <id> <field>=<value>|null ...     a partial policy change\n"
 		"  volume grow <id> <size>                      size in bytes or with K M G T\n"
 		"  stats <id> | metrics\n"
@@ -305,13 +306,15 @@ static const char *seg(const char *s)
 	static char buf[2][768];
 	static int which;
 	char *o = buf[which ^= 1];
+	/* "." and ".." are escaped whole: a client would resolve them as steps up the path */
+	bool dots_alone = !strcmp(s, ".") || !strcmp(s, "..");
 	size_t n = 0;
 
 	for (; *s && n + 4 < sizeof(buf[0]); s++) {
 		unsigned char ch = (unsigned char)*s;
 
 		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-		    ch == '-' || ch == '_' || ch == '~')
+		    ch == '-' || ch == '_' || ch == '~' || (ch == '.' && !dots_alone))
 			o[n++] = (char)ch;
 		else
 			n += (size_t)snprintf(o + n, 4, "%%%02X", ch);
@@ -392,7 +395,7 @@ static int run(struct opts *o, int argc, char **argv)
 		if (!f)
 			return 2;
 		snprintf(path, sizeof(path), "/v1/tenants/%s/volumes", seg(argv[2]));
-		return call(o, "POST", path, json_pack("{s:s, s:s, s:I, s:o}", "id", argv[3], "pool",
+		return call(o, "POST", path, json_pack("{s:s, s:s, s:I, s:o}", "name", argv[3], "pool",
 						       argv[4], "size_bytes", size, "policy", f));
 	}
 	if (is(argc, argv, "volume", "set", 4, 64)) {

@@ -20,7 +20,7 @@
 /* The status words of sluice-<id>: numbers as integers, wait_hist as an array. */
 static json_t *status_of(struct ap_call *c, const char *id)
 {
-	char name[96], *line, *w, *save = NULL;
+	char name[128], *line, *w, *save = NULL;
 	json_t *o = json_object();
 
 	if (!c->agent->with_kernel)
@@ -232,7 +232,7 @@ static void page_cache_metrics(FILE *f, struct ag_monitor *mon)
 
 /* What /metrics shows of a volume, copied out of the state. */
 struct vol_row {
-	char id[AG_ID_MAX + 1], tenant[AG_ID_MAX + 1], pool[AG_ID_MAX + 1];
+	char id[AG_VOLUME_ID_MAX + 1], tenant[AG_ID_MAX + 1], pool[AG_ID_MAX + 1];
 	uint64_t size;
 	json_t *status;
 };
@@ -272,7 +272,7 @@ void ap_get_metrics(struct ap_call *c)
 	struct vol_row *rows = NULL;
 	struct pool_row *pools = NULL;
 	size_t n = 0, np = 0, i, m, len = 0;
-	char *out = NULL, labels[200];
+	char *out = NULL, labels[256];
 	void **all;
 	FILE *f;
 

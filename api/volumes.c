@@ -23,7 +23,7 @@ static json_t *volume_page(struct ap_call *c, const char *tenant, size_t limit, 
 {
 	json_t *items = json_array(), *page;
 	const char *next = NULL;
-	char etag[16], last[AG_ID_MAX + 1] = "";
+	char etag[16], last[AG_VOLUME_ID_MAX + 1] = "";
 	void **all;
 	size_t i, n, taken = 0;
 
@@ -128,8 +128,9 @@ static void reply_volume(struct ap_call *c, const char *id, unsigned int status)
 
 void ap_post_tenant_volume(struct ap_call *c)
 {
-	static const char *const allowed[] = { "id", "pool", "size_bytes", "policy", NULL };
+	static const char *const allowed[] = { "name", "pool", "size_bytes", "policy", NULL };
 	struct ag_volume_spec spec = { .tenant = c->arg, .by_tenant = !c->who.admin };
+	char id[AG_VOLUME_ID_MAX + 1];
 	struct ag_err e;
 	json_t *b, *policy, *none;
 	bool pool_known, taken;
@@ -141,35 +142,37 @@ void ap_post_tenant_volume(struct ap_call *c)
 		return;
 	none = json_object();
 	policy = json_object_get(b, "policy");
-	if (json_unpack(b, "{s:s, s:s}", "id", &spec.id, "pool", &spec.pool)) {
-		ap_problem(c->resp, AP_P_INVALID_REQUEST, "id and pool: strings");
+	if (json_unpack(b, "{s:s, s:s}", "name", &spec.name, "pool", &spec.pool)) {
+		ap_problem(c->resp, AP_P_INVALID_REQUEST, "name and pool: strings");
 		goto out;
 	}
-	if (!ag_valid_id(spec.id)) {
-		ap_problem(c->resp, AP_P_INVALID_VALUE, "id: 1 to %d of a-z 0-9 -, not ending in -data",
+	if (!ag_valid_id(spec.name)) {
+		ap_problem(c->resp, AP_P_INVALID_VALUE, "name: 1 to %d of a-z 0-9 -, not ending in -data",
 			   AG_ID_MAX);
 		goto out;
 	}
+	/* the name is the tenant's own: whether another tenant has one of it never shows */
+	ag_volume_id_of(id, spec.tenant, spec.name);
 	pthread_rwlock_rdlock(&c->st->lock);
 	pool_known = ag_state_pool(c->st, spec.pool) != NULL;
-	taken = ag_state_volume(c->st, spec.id) != NULL;
+	taken = ag_state_volume_named(c->st, spec.tenant, spec.name) != NULL;
 	pthread_rwlock_unlock(&c->st->lock);
 	if (!pool_known) {
 		ap_problem(c->resp, AP_P_INVALID_VALUE, "pool: no pool %.64s", spec.pool);
 	} else if (!size_of(c, json_object_get(b, "size_bytes"), &spec.size)) {
 		;
 	} else if (taken) {
-		ap_problem(c->resp, AP_P_CONFLICT, "volume %s exists", spec.id);
+		ap_problem(c->resp, AP_P_CONFLICT, "volume %s exists", spec.name);
 	} else if (policy_of(c, policy ? policy : none, &spec.policy)) {
 		/* the op checks it in force, and within the tenant's ceilings */
-		ag_volume_lock(c->agent, spec.id);
+		ag_volume_lock(c->agent, id);
 		if (ag_volume_create(c->agent, &spec, &e)) {
 			ap_op_failed(c, &e);
 		} else {
-			snprintf(c->resp->location, sizeof(c->resp->location), "/v1/volumes/%s", spec.id);
-			reply_volume(c, spec.id, 201);
+			snprintf(c->resp->location, sizeof(c->resp->location), "/v1/volumes/%s", id);
+			reply_volume(c, id, 201);
 		}
-		ag_volume_unlock(c->agent, spec.id);
+		ag_volume_unlock(c->agent, id);
 	}
 out:
 	json_decref(none);

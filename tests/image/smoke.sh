@@ -43,7 +43,7 @@ cat > "$out/provision.sh" <<GUEST
 #!/bin/sh
 # written by tests/image/smoke.sh: a pattern through volume v1, then reboot;
 # after the reboot its checksum and the appliance's failed units
-m=/var/lib/sluice-smoke dev=/dev/mapper/sluice-v1
+m=/var/lib/sluice-smoke dev=/dev/mapper/sluice-acme.v1
 mkdir -p \$m
 i=0
 until [ -b \$dev ]; do
@@ -112,7 +112,7 @@ st=1 why=""
 policy='{"write_bytes_sec":33554432,"read_iops_sec":2000,"weight":300}'
 if api POST /v1/pools '{"name":"vdb","device":"/dev/vdb"}' > /dev/null && expect 201 "pool" &&
 	api POST /v1/tenants '{"id":"acme"}' > /dev/null && expect 201 "tenant" &&
-	api POST /v1/tenants/acme/volumes "{\"id\":\"v1\",\"pool\":\"vdb\",\"size_bytes\":1073741824,\"policy\":$policy}" > /dev/null &&
+	api POST /v1/tenants/acme/volumes "{\"name\":\"v1\",\"pool\":\"vdb\",\"size_bytes\":1073741824,\"policy\":$policy}" > /dev/null &&
 	expect 201 "volume"; then
 	st=0
 fi
@@ -134,7 +134,7 @@ if [ $st = 0 ]; then
 	[ "$got" = "$want" ] || { st=1 why="data after reboot: '$got', written '$want'"; }
 fi
 if [ $st = 0 ]; then
-	v=$(api GET /v1/volumes/v1)
+	v=$(api GET /v1/volumes/acme.v1)
 	expect 200 "volume after reboot" || st=1
 	for kv in '"write_bytes_sec":33554432' '"read_iops_sec":2000' '"weight":300' '"tenant":"acme"' '"pool":"vdb"'; do
 		case $v in *"$kv"*) ;; *) st=1 why="volume after reboot lacks $kv: $v" ;; esac

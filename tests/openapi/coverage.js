@@ -13,7 +13,7 @@ const doc = YAML.parse(fs.readFileSync(spec, 'utf8'));
 const methods = ['get', 'put', 'post', 'delete', 'patch'];
 const documented = [];
 for (const [path, item] of Object.entries(doc.paths)) {
-	const re = new RegExp('^' + path.replace(/\{[^}]+\}/g, '[a-z0-9-]+') + '$');
+	const re = new RegExp('^' + path.replace(/\{[^}]+\}/g, '[a-z0-9.-]+') + '$');
 	for (const m of methods) {
 		if (!item[m])
 			continue;

@@ -63,7 +63,7 @@ static const struct seed seeds[] = {
 	{ "DELETE", "/v1/tenants/t3", NULL },
 	{ "GET", "/v1/tenants/t1/volumes", NULL },
 	{ "POST", "/v1/tenants/t1/volumes",
-	  "{\"id\":\"v3\",\"pool\":\"p0\",\"size_bytes\":67108864,"
+	  "{\"name\":\"v3\",\"pool\":\"p0\",\"size_bytes\":67108864,"
 	  "\"policy\":{\"total_iops_sec\":500,\"weight\":100}}" },
 	{ "GET", "/v1/volumes", NULL },
 	{ "GET", "/v1/volumes/v1", NULL },
@@ -76,10 +76,10 @@ static const struct seed seeds[] = {
 	{ "PATCH", "/v1/volumes/v2", "{\"size_bytes\":201326592,\"policy\":"
 	  "{\"write_iops_sec_per_gb\":1000,\"write_iops_sec_per_gb_min\":50,\"weight\":5}}" },
 	{ "POST", "/v1/tenants/t1/volumes",
-	  "{\"id\":\"v4\",\"pool\":\"p0\",\"size_bytes\":67108864,"
+	  "{\"name\":\"v4\",\"pool\":\"p0\",\"size_bytes\":67108864,"
 	  "\"policy\":{\"total_bytes_sec_per_gb\":1048576,\"read_iops_sec_max\":9}}" },
 	{ "PUT", "/v1/volumes/v2", "{\"policy\":{\"total_bytes_sec\":2097152}}" },
-	{ "DELETE", "/v1/volumes/v3", NULL },
+	{ "DELETE", "/v1/volumes/t1.v3", NULL },
 	{ "GET", "/v1/volumes/v1/stats", NULL },
 	{ "GET", "/metrics", NULL },
 };

@@ -134,16 +134,16 @@ static void *writer(void *arg)
 
 	for (k = 0; k < PER_WRITER; k++) {
 		snprintf(path, sizeof(path), "/v1/tenants/t%d/volumes", w->n % 4);
-		snprintf(body, sizeof(body), "{\"id\":\"v%d-%d\",\"pool\":\"p0\",\"size_bytes\":67108864,"
+		snprintf(body, sizeof(body), "{\"name\":\"v%d-%d\",\"pool\":\"p0\",\"size_bytes\":67108864,"
 			 "\"policy\":{\"read_iops_sec\":%d}}", w->n, k, 100 + k);
 		w->failures += call(tok, "POST", path, body, NULL) != 201;
-		snprintf(path, sizeof(path), "/v1/volumes/v%d-%d", w->n, k);
+		snprintf(path, sizeof(path), "/v1/volumes/t%d.v%d-%d", w->n % 4, w->n, k);
 		w->failures += call(tok, "PATCH", path, "{\"policy\":{\"write_iops_sec\":50}}", NULL) != 200;
 		/* another tenant's volume is not there for it */
 		w->failures += call(ctok[(w->n + 1) % 4], "GET", path, NULL, NULL) != 404;
 	}
 	for (k = 0; k < PER_WRITER; k += 2) {
-		snprintf(path, sizeof(path), "/v1/volumes/v%d-%d", w->n, k);
+		snprintf(path, sizeof(path), "/v1/volumes/t%d.v%d-%d", w->n % 4, w->n, k);
 		w->failures += call(tok, "DELETE", path, NULL, NULL) != 202;
 	}
 	return NULL;
@@ -222,8 +222,8 @@ static void api_serves_writers_and_readers_at_once(void)
 	/* the store holds what the state held */
 	CHECK(ag_agent_open(&agent, dir, 0, false, &e) == 0);
 	CHECK_EQ_U64(agent.st.vols.nr, WRITERS * PER_WRITER / 2);
-	CHECK(ag_state_volume(&agent.st, "v3-1")->policy.limits.avg[SL_RIOPS] == 101);
-	CHECK(ag_state_volume(&agent.st, "v3-1")->policy.limits.avg[SL_WIOPS] == 50);
+	CHECK(ag_state_volume(&agent.st, "t3.v3-1")->policy.limits.avg[SL_RIOPS] == 101);
+	CHECK(ag_state_volume(&agent.st, "t3.v3-1")->policy.limits.avg[SL_WIOPS] == 50);
 	ag_agent_close(&agent);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK(system(cmd) == 0);
@@ -250,7 +250,7 @@ static unsigned int post_keyed(const char *tok, const char *path, const char *ke
 static void api_idempotency_key_replays_a_create(void)
 {
 	char dir[] = "/tmp/sluice-idem-XXXXXX", err[256], hash[2][AP_HASH_HEX + 1], cmd[64];
-	const char *body = "{\"id\":\"k1\",\"pool\":\"p0\",\"size_bytes\":67108864}";
+	const char *body = "{\"name\":\"k1\",\"pool\":\"p0\",\"size_bytes\":67108864}";
 	struct ap_response r1, r2, r3;
 	struct ag_agent agent;
 	struct ag_model m;
@@ -284,11 +284,11 @@ static void api_idempotency_key_replays_a_create(void)
 	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/volumes", NULL, body, &r2) == 409);
 	free(r2.body);
 	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/volumes", "retry-1",
-			 "{\"id\":\"k2\",\"pool\":\"p0\",\"size_bytes\":67108864}", &r3) == 422);
+			 "{\"name\":\"k2\",\"pool\":\"p0\",\"size_bytes\":67108864}", &r3) == 422);
 	free(r3.body);
 	/* another caller's key of the same name is its own */
 	CHECK(post_keyed(ctok[1], "/v1/tenants/t1/volumes", "retry-1",
-			 "{\"id\":\"k3\",\"pool\":\"p0\",\"size_bytes\":67108864}", &r3) == 201);
+			 "{\"name\":\"k3\",\"pool\":\"p0\",\"size_bytes\":67108864}", &r3) == 201);
 	CHECK(!r3.replayed);
 	free(r3.body);
 	CHECK(post_keyed(ctok[1], "/v1/tenants/t1/volumes", "bad key", body, &r3) == 400);
@@ -313,7 +313,75 @@ static void api_idempotency_key_replays_a_create(void)
 	CHECK(system(cmd) == 0);
 }
 
+/*
+ * A volume's name is its tenant's: two tenants each make "db" (201 both:
+ * the second learns nothing of the first), each sees and changes its own
+ * only, and the other's id answers as an id that does not exist.
+ */
+static void api_names_are_the_tenants(void)
+{
+	char dir[] = "/tmp/sluice-names-XXXXXX", err[256], hash[2][AP_HASH_HEX + 1], cmd[64];
+	const char *body = "{\"name\":\"db\",\"pool\":\"p0\",\"size_bytes\":67108864}";
+	struct ap_response r;
+	struct ag_agent agent;
+	struct ag_model m;
+	struct ag_err e;
+	char *out, *nowhere;
+	json_t *doc, *j;
+	int i;
+
+	CHECK(mkdtemp(dir));
+	setenv("SLUICED_LOG", "warning", 1);
+	for (i = 0; i < 2; i++)
+		CHECK(ap_token_new(ctok[i]) == 0 && ap_token_hash(ctok[i], hash[i]) == 0);
+	doc = json_pack("{s:{s:{s:s, s:I}}, s:{s:{s:s}, s:{s:s}}}", "pools", "p0", "device",
+			"/dev/null", "extents", (json_int_t)16, "tenants", "t0", "token_sha256",
+			hash[0], "t1", "token_sha256", hash[1]);
+	CHECK(doc && ag_model_from_json(&m, doc, err, sizeof(err)) == 0);
+	json_decref(doc);
+	CHECK(ag_agent_open(&agent, dir, 0, false, &e) == 0);
+	CHECK(ag_state_replace(&agent, &m, &e) == 0);
+	ag_model_free(&m);
+	cctx.agent = &agent;
+	memset(cctx.admin_hash, 'x', AP_HASH_HEX);
+	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/volumes", NULL, body, &r) == 201);
+	CHECK(!strcmp(r.location, "/v1/volumes/t0.db"));
+	j = json_loads(r.body, 0, NULL);
+	CHECK(!strcmp(json_string_value(json_object_get(j, "id")), "t0.db"));
+	CHECK(!strcmp(json_string_value(json_object_get(j, "name")), "db"));
+	CHECK(!strcmp(json_string_value(json_object_get(j, "device")), "/dev/mapper/sluice-t0.db"));
+	json_decref(j);
+	free(r.body);
+	CHECK(post_keyed(ctok[1], "/v1/tenants/t1/volumes", NULL, body, &r) == 201);
+	CHECK(!strcmp(r.location, "/v1/volumes/t1.db"));
+	free(r.body);
+	CHECK(post_keyed(ctok[1], "/v1/tenants/t1/volumes", NULL, body, &r) == 409);
+	free(r.body);
+	CHECK_EQ_U64(agent.st.vols.nr, 2);
+	/* t1 reaching t0's: the same answer as for an id nobody has */
+	CHECK(call(ctok[1], "GET", "/v1/volumes/t0.db", NULL, &out) == 404);
+	CHECK(call(ctok[1], "GET", "/v1/volumes/t0.nothing", NULL, &nowhere) == 404);
+	CHECK(strstr(out, "no volume t0.db\"") && strstr(nowhere, "no volume t0.nothing\""));
+	free(out);
+	free(nowhere);
+	CHECK(call(ctok[1], "PATCH", "/v1/volumes/t0.db", "{\"policy\":{\"riops\":1}}", NULL) == 404);
+	CHECK(call(ctok[1], "DELETE", "/v1/volumes/t0.db", NULL, NULL) == 404);
+	CHECK(call(ctok[1], "GET", "/v1/tenants/t0/volumes", NULL, NULL) == 404);
+	/* its list is its own */
+	CHECK(call(ctok[1], "GET", "/v1/volumes", NULL, &out) == 200);
+	CHECK(strstr(out, "t1.db") && !strstr(out, "t0"));
+	free(out);
+	CHECK(call(ctok[1], "PATCH", "/v1/volumes/t1.db", "{\"policy\":{\"read_iops_sec\":7}}",
+		   NULL) == 200);
+	CHECK(ag_state_volume(&agent.st, "t1.db")->policy.limits.avg[SL_RIOPS] == 7);
+	CHECK(ag_state_volume(&agent.st, "t0.db")->policy.limits.avg[SL_RIOPS] == 0);
+	ag_agent_close(&agent);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
 static const struct unit_test tests[] = {
+	UNIT_TEST(api_names_are_the_tenants),
 	UNIT_TEST(api_survives_10000_mutated_requests),
 	UNIT_TEST(api_idempotency_key_replays_a_create),
 	UNIT_TEST(api_serves_writers_and_readers_at_once),

@@ -65,6 +65,17 @@ static void model_rejects_bad_states(void)
 		" \"runs\": [[1, 1]], \"policy\": \"\", \"agent_policy\": \"weight=1:0\", \"state\": \"ready\"}}}",
 		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
 		" \"runs\": [[1, 1]], \"policy\": \"\", \"agent_policy\": 5, \"state\": \"ready\"}}}",
+		/* an id that is not its tenant's and name's, or a name it does not say */
+		"{" POOL ", \"volumes\": {\"b.v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
+		"{" POOL ", \"volumes\": {\"a.v1\": {\"tenant\": \"a\", \"name\": \"v2\", \"pool\": \"disk1\","
+		" \"size\": 512, \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
+		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"name\": \"v2\", \"pool\": \"disk1\","
+		" \"size\": 512, \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
+		"{" POOL ", \"volumes\": {\"a.b.c\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
+		"{" POOL ", \"volumes\": {\"a.\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
 	};
 	size_t i;
 
@@ -156,6 +167,14 @@ static void model_ids(void)
 	CHECK(!ag_valid_id("a/b"));
 	CHECK(!ag_valid_id("x-data"));
 	CHECK(!ag_valid_id("0123456789012345678901234567890123456789012345678"));
+	CHECK(!ag_valid_id("a.b"));
+	/* a volume's: an id, or a tenant's and a name joined by '.' */
+	CHECK(ag_valid_volume_id("db") && ag_valid_volume_id("acme.db"));
+	CHECK(!ag_valid_volume_id("acme.") && !ag_valid_volume_id(".db"));
+	CHECK(!ag_valid_volume_id("a.b.c") && !ag_valid_volume_id("a.db-data"));
+	CHECK(!ag_valid_volume_id("0123456789012345678901234567890123456789012345678.db"));
+	CHECK(ag_valid_volume_id("012345678901234567890123456789012345678901234567."
+				 "012345678901234567890123456789012345678901234567"));
 }
 
 static const struct unit_test tests[] = {

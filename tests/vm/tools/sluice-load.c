@@ -124,7 +124,7 @@ static int create(long first, long count)
 	for (i = 0; i < count; i++) {
 		double s = now_ms();
 
-		snprintf(body, sizeof(body), "{\"id\":\"v%ld\",\"pool\":\"%s\",\"size_bytes\":67108864,"
+		snprintf(body, sizeof(body), "{\"name\":\"v%ld\",\"pool\":\"%s\",\"size_bytes\":67108864,"
 			 "\"policy\":{\"read_iops_sec\":%ld}}", first + i, pool, 100 + i % 1000);
 		errors += request(&fd, "POST", path, body) != 201;
 		lat[i] = now_ms() - s;
@@ -162,11 +162,11 @@ static void *mixed_client(void *arg)
 		double s = now_ms();
 
 		if (r < 7) {
-			snprintf(path, sizeof(path), "/v1/volumes/v%ld", v);
+			snprintf(path, sizeof(path), "/v1/volumes/%s.v%ld", tenant, v);
 			st = request(&fd, "GET", path, NULL);
 			want = 200;
 		} else if (r < 9) {
-			snprintf(path, sizeof(path), "/v1/volumes/v%ld", v);
+			snprintf(path, sizeof(path), "/v1/volumes/%s.v%ld", tenant, v);
 			snprintf(body, sizeof(body), "{\"policy\":{\"write_iops_sec\":%d}}",
 				 100 + (int)(rand_r(&seed) % 1000));
 			st = request(&fd, "PATCH", path, body);
@@ -174,7 +174,7 @@ static void *mixed_client(void *arg)
 		} else {
 			snprintf(path, sizeof(path), "/v1/tenants/%s/volumes", tenant);
 			/* the run's own names: one run after another makes no clash */
-			snprintf(body, sizeof(body), "{\"id\":\"m%d-%d-%ld\",\"pool\":\"%s\","
+			snprintf(body, sizeof(body), "{\"name\":\"m%d-%d-%ld\",\"pool\":\"%s\","
 				 "\"size_bytes\":67108864}", (int)getpid(), c->n, made++, pool);
 			st = request(&fd, "POST", path, body);
 			want = 201;

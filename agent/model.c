@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The agent's model; see model.h. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "idmap.h"
 #include "model.h"
 #include "../dmtarget/sluice-core.h"
 
@@ -237,6 +239,29 @@ static int check_extents(const struct ag_model *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* No tenant has two volumes of one name ("v1" of before and "<tenant>.v1"). */
+static int check_names(const struct ag_model *m, char *err, size_t errlen)
+{
+	struct ag_idmap names = { 0 };
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < m->nr_vols && !rc; i++) {
+		switch (ag_idmap_put(&names, m->vols[i].scoped, &m->vols[i])) {
+		case 0:
+			break;
+		case -EEXIST:
+			rc = bad(err, errlen, "its tenant has another volume of its name, volume",
+				 m->vols[i].id);
+			break;
+		default:
+			rc = bad(err, errlen, "out of memory", NULL);
+		}
+	}
+	ag_idmap_destroy(&names);
+	return rc;
+}
+
 int ag_model_from_json(struct ag_model *m, json_t *state, char *err, size_t errlen)
 {
 	json_t *vols = json_object_get(state, "volumes"), *j;
@@ -258,7 +283,7 @@ int ag_model_from_json(struct ag_model *m, json_t *state, char *err, size_t errl
 	json_object_foreach(vols, id, j)
 		if (load_volume(m, id, j, err, errlen))
 			goto fail;
-	if (check_extents(m, err, errlen))
+	if (check_extents(m, err, errlen) || check_names(m, err, errlen))
 		goto fail;
 	return 0;
 fail:

@@ -618,6 +618,7 @@ int ag_state_replace(struct ag_agent *a, struct ag_model *m, struct ag_err *e)
 	t = a->st.pools, a->st.pools = fresh.pools, fresh.pools = t;
 	t = a->st.tenants, a->st.tenants = fresh.tenants, fresh.tenants = t;
 	t = a->st.vols, a->st.vols = fresh.vols, fresh.vols = t;
+	t = a->st.names, a->st.names = fresh.names, fresh.names = t;
 	a->st.generation++;
 	rc = 0;
 out:

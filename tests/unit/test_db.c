@@ -434,9 +434,11 @@ static void db_names_are_scoped_to_the_tenant(void)
 				    .size = 64 << 20, .policy = *pol("") };
 	const struct ag_volume *v;
 	struct ag_agent a;
+	struct ag_model m;
 	struct ag_err e;
-	char path[128];
+	char path[128], err[256];
 	sqlite3 *h;
+	json_t *j;
 
 	fresh_dir();
 	CHECK(open_with_doc(&a) == 0);
@@ -462,6 +464,18 @@ static void db_names_are_scoped_to_the_tenant(void)
 	/* deleting one tenant's db leaves the other's */
 	CHECK(ag_volume_delete(&a, "zeta.db", &e) == 0 && ag_jobs_run_deletes(&a, &e) == 0);
 	CHECK(!ag_state_volume_named(&a.st, "zeta", "db") && ag_state_volume_named(&a.st, "acme", "db"));
+	/* a whole state replaced (an import): the names are the new state's */
+	j = json_loads(DOC, 0, NULL);
+	CHECK(j && ag_model_from_json(&m, j, err, sizeof(err)) == 0);
+	json_decref(j);
+	CHECK(ag_state_replace(&a, &m, &e) == 0);
+	ag_model_free(&m);
+	CHECK(!ag_state_volume_named(&a.st, "acme", "db") && !ag_state_volume_named(&a.st, "zeta", "v1"));
+	CHECK(ag_state_volume_named(&a.st, "acme", "v1") == ag_state_volume(&a.st, "v1"));
+	s.tenant = "acme";
+	CHECK(ag_volume_create(&a, &s, &e) == -1 && e.code == AG_E_EXISTS);
+	s.name = "db";
+	CHECK(ag_volume_create(&a, &s, &e) == 0);
 	ag_agent_close(&a);
 	/* an id that is not "<tenant>.<name>" is a damaged row */
 	snprintf(path, sizeof(path), "%s/state.db", dir);

@@ -74,6 +74,10 @@ static void model_rejects_bad_states(void)
 		" \"size\": 512, \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
 		"{" POOL ", \"volumes\": {\"a.b.c\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
 		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
+		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"},"
+		" \"a.v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[2, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
 		"{" POOL ", \"volumes\": {\"a.\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
 		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
 	};

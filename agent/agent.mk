@@ -3,10 +3,11 @@
 AGENT_DIR := $(ROOT)/agent
 # The API's sources; the handlers are also linked into host tests (api.mk).
 API_SRC := $(addprefix $(ROOT)/api/,server.c routes.c common.c admin.c volumes.c stats.c \
-	problem.c policy_json.c auth.c idem.c metrics.c tokens.c)
+	problem.c policy_json.c auth.c idem.c metrics.c tokens.c exports.c)
 # The agent's library: everything but the programs' main().
 AGENT_LIB := $(addprefix $(AGENT_DIR)/,sluiced.c daemon.c config.c ops.c jobs.c state.c db.c \
-	idmap.c dmctl.c model.c policy.c quotas.c pools.c label.c plan.c store.c extent.c monitor.c) $(ROOT)/dmtarget/sluice-core.c
+	idmap.c dmctl.c model.c policy.c quotas.c pools.c label.c plan.c store.c extent.c monitor.c \
+	nvmet.c exports.c) $(ROOT)/dmtarget/sluice-core.c
 AGENT_SRC := $(AGENT_LIB) $(API_SRC) $(ROOT)/api/main.c
 # the version /metrics reports (sluice_build_info): the package's
 SLUICE_VERSION := $(shell sed -n '1s/.*(\(.*\)).*/\1/p' $(ROOT)/packaging/debian/changelog)

@@ -43,8 +43,44 @@ void ag_config_defaults(struct ag_config *c)
 	c->connection_timeout_s = 30;
 	c->reconcile_interval_s = 300;
 	c->reservation_pct = 90;
+	c->nvme_port = (struct ag_nvmet_port){ .id = 1, .addr = "0.0.0.0", .port = 4420 };
+	c->nvme_port_id = 1;
 	strcpy(c->tls_priorities, AG_TLS_PRIORITIES);
 	ag_monitor_config_defaults(&c->monitor);
+}
+
+static int uint_of(const char *v, unsigned int lo, unsigned int hi, unsigned int *out);
+
+/* "<IPv4>:<port>", "[<IPv6>]:<port>" or "off" (id 0); the id is kept. */
+static int nvme_listen_of(const char *v, struct ag_nvmet_port *p)
+{
+	const char *colon = strrchr(v, ':'), *addr = v;
+	unsigned char bin[16];
+	char text[64];
+	size_t n;
+
+	if (!strcmp(v, "off")) {
+		p->id = 0;
+		return 0;
+	}
+	if (!colon)
+		return -1;
+	n = (size_t)(colon - v);
+	if (v[0] == '[') {
+		if (n < 2 || v[n - 1] != ']')
+			return -1;
+		addr = v + 1;
+		n -= 2;
+	}
+	if (n >= sizeof(text))
+		return -1;
+	memcpy(text, addr, n);
+	text[n] = '\0';
+	if (inet_pton(v[0] == '[' ? AF_INET6 : AF_INET, text, bin) != 1 ||
+	    uint_of(colon + 1, 1, 65535, &p->port))
+		return -1;
+	strcpy(p->addr, text);
+	return 0;
 }
 
 static char *trim(char *s)
@@ -127,6 +163,24 @@ static int set(struct ag_config *c, const char *k, const char *v)
 		return uint_of(v, 1, 3600, &c->connection_timeout_s);
 	if (!strcmp(k, "reservation_pct"))
 		return uint_of(v, 1, 100, &c->reservation_pct);
+	if (!strcmp(k, "nvme_listen")) {
+		if (nvme_listen_of(v, &c->nvme_port))
+			return -1;
+		if (strcmp(v, "off"))
+			c->nvme_port.id = c->nvme_port_id;
+		return 0;
+	}
+	if (!strcmp(k, "nvme_port_id")) {
+		unsigned int id;
+
+		if (uint_of(v, 1, 65535, &id))
+			return -1;
+		/* exports turned off stay off, whatever the order of the lines */
+		if (c->nvme_port.id)
+			c->nvme_port.id = id;
+		c->nvme_port_id = id;
+		return 0;
+	}
 	if (!strcmp(k, "reconcile_interval_s"))
 		return uint_of(v, 0, 86400, &c->reconcile_interval_s);
 	if (!strcmp(k, "monitor_interval_ms"))

@@ -28,6 +28,9 @@
  *   debugfs = /sys/kernel/debug  where the bdi figures are read
  *   tenant_cgroup = <path>       a tenant's cgroup, %s its id, e.g.
  *                                /sys/fs/cgroup/tenants/%s (none by default)
+ *   nvme_listen = 0.0.0.0:4420   where volumes are exported over NVMe/TCP:
+ *                                <IPv4>:<port>, [<IPv6>]:<port>, or off
+ *   nvme_port_id = 1             the nvmet port it is (ports/<id>)
  *
  * An unknown key or a bad value is an error naming the line; a missing file
  * is the defaults.
@@ -40,6 +43,7 @@
 #include <stdint.h>
 
 #include "monitor.h"
+#include "nvmet.h"
 
 struct ag_config {
 	char listen_addr[64];
@@ -58,6 +62,8 @@ struct ag_config {
 	unsigned int connection_timeout_s;
 	unsigned int reconcile_interval_s;
 	unsigned int reservation_pct;
+	struct ag_nvmet_port nvme_port;	/* id 0: exports off */
+	unsigned int nvme_port_id;	/* as configured, off or not */
 	struct ag_monitor_config monitor;
 };
 

@@ -95,6 +95,7 @@ int ag_daemon(const char *config_path, const char *state_dir, const struct ag_fr
 		       "; stopping, the store is left as it is" : "");
 		return 1;
 	}
+	a.nvme_port = cf.nvme_port;
 	if (ag_reconcile(&a, &e))
 		ag_log("warning", "reconcile: %s (serving; the periodic reconcile retries)", e.msg);
 	/* the threads inherit the mask: only this thread takes signals */
@@ -148,6 +149,8 @@ int ag_daemon(const char *config_path, const char *state_dir, const struct ag_fr
 		/* under the state's lock: the operations read it there */
 		pthread_rwlock_wrlock(&a.st.lock);
 		a.reservation_pct = next.reservation_pct;
+		/* a new port is taken at the next reconcile */
+		a.nvme_port = next.nvme_port;
 		pthread_rwlock_unlock(&a.st.lock);
 		served = fe->start(&a, mon, &next);
 		if (served) {

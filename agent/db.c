@@ -20,10 +20,10 @@
 #define FORMAT "sluice-state"
 /*
  * 1 was the JSON document, state.json; 3 added pools.uuid, pools.capacity
- * and tenants.quotas (a store of 2 is brought to 3 when it is opened for
- * writing).
+ * and tenants.quotas; 4 the hosts and exports tables (a store of 2 or 3 is
+ * brought to 4 when it is opened for writing).
  */
-#define SCHEMA_VERSION "3"
+#define SCHEMA_VERSION "4"
 #define SEP "\x1f"
 
 struct ag_db {
@@ -34,7 +34,12 @@ struct ag_db {
 	pthread_mutex_t tx;	/* held from begin to commit or rollback */
 	bool in_tx;
 	int version;		/* of the schema, as opened (2 until migrated) */
+	char appliance[AG_UUID_TEXT];	/* the appliance's id, "" until a writer made it */
 };
+
+#define HOSTS_EXPORTS \
+	"CREATE TABLE hosts(id TEXT PRIMARY KEY, nqn TEXT NOT NULL, crc INTEGER NOT NULL);" \
+	"CREATE TABLE exports(id TEXT PRIMARY KEY, crc INTEGER NOT NULL);"
 
 static const char schema[] =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -47,6 +52,7 @@ static const char schema[] =
 	" size INTEGER NOT NULL, runs TEXT NOT NULL, policy TEXT NOT NULL,"
 	" agent_policy TEXT NOT NULL, state TEXT NOT NULL, wiped INTEGER NOT NULL,"
 	" deleting_since INTEGER NOT NULL, crc INTEGER NOT NULL);"
+	HOSTS_EXPORTS
 	"INSERT INTO meta VALUES('format', '" FORMAT "'), ('version', '" SCHEMA_VERSION "');";
 
 static int sql_fail(struct ag_db *db, struct ag_err *e, const char *what)
@@ -140,8 +146,8 @@ static int check_existing(struct ag_db *db, struct ag_err *e)
 	}
 	fmt = (const char *)sqlite3_column_text(st, 0);
 	ver = (const char *)sqlite3_column_text(st, 1);
-	if (!fmt || !ver || strcmp(fmt, FORMAT) || (strcmp(ver, SCHEMA_VERSION) && strcmp(ver, "2"))) {
-		ag_fail(e, AG_E_CORRUPT, "%s/" AG_DB_FILE ": not a sluice state of version 2 or "
+	if (!fmt || !ver || strcmp(fmt, FORMAT) || strlen(ver) != 1 || ver[0] < '2' || ver[0] > '4') {
+		ag_fail(e, AG_E_CORRUPT, "%s/" AG_DB_FILE ": not a sluice state of version 2 to "
 			SCHEMA_VERSION, db->dir);
 		goto out;
 	}
@@ -152,30 +158,71 @@ out:
 	return rc;
 }
 
+/* The appliance's id, as the store has it ("" for none). */
+static int read_appliance(struct ag_db *db, struct ag_err *e)
+{
+	sqlite3_stmt *st = NULL;
+	const char *v;
+
+	db->appliance[0] = '\0';
+	if (sqlite3_prepare_v2(db->h, "SELECT value FROM meta WHERE key = 'appliance'", -1, &st,
+			       NULL) != SQLITE_OK)
+		return sql_fail(db, e, "prepare");
+	if (sqlite3_step(st) == SQLITE_ROW && (v = (const char *)sqlite3_column_text(st, 0)) &&
+	    ag_uuid_valid(v))
+		strcpy(db->appliance, v);
+	sqlite3_finalize(st);
+	return 0;
+}
+
 /*
  * SQLite syncs the directory when it makes the WAL file; at the last close
  * the WAL is written back into state.db and removed. A store of version 2
- * gains pools.uuid, in one transaction: its rows' checksums stay valid,
- * because a trailing empty field is not covered (crc_of).
+ * or 3 gains the columns and tables of the versions after it, and any
+ * store its appliance id, in one transaction: its rows' checksums stay
+ * valid, because a trailing empty field is not covered (crc_of).
  */
 static int configure(struct ag_db *db, struct ag_err *e)
 {
-	if (exec(db, "PRAGMA journal_mode=WAL", e) || exec(db, "PRAGMA synchronous=FULL", e))
+	static const char *const steps[] = {
+		/* 2 to 3 */
+		"ALTER TABLE pools ADD COLUMN uuid TEXT NOT NULL DEFAULT '';"
+		"ALTER TABLE pools ADD COLUMN capacity TEXT NOT NULL DEFAULT '';"
+		"ALTER TABLE tenants ADD COLUMN quotas TEXT NOT NULL DEFAULT '';",
+		/* 3 to 4 */
+		HOSTS_EXPORTS,
+	};
+	char uuid[AG_UUID_TEXT], sql[128];
+	int v;
+
+	if (exec(db, "PRAGMA journal_mode=WAL", e) || exec(db, "PRAGMA synchronous=FULL", e) ||
+	    read_appliance(db, e))
 		return -1;
-	if (db->version == 2) {
-		if (exec(db, "BEGIN IMMEDIATE", e))
-			return -1;
-		if (exec(db, "ALTER TABLE pools ADD COLUMN uuid TEXT NOT NULL DEFAULT '';"
-			 "ALTER TABLE pools ADD COLUMN capacity TEXT NOT NULL DEFAULT '';"
-			 "ALTER TABLE tenants ADD COLUMN quotas TEXT NOT NULL DEFAULT '';"
-			 "UPDATE meta SET value = '" SCHEMA_VERSION "' WHERE key = 'version'", e) ||
-		    exec(db, "COMMIT", e)) {
-			sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
-			return -1;
-		}
-		db->version = 3;
-	}
-	return 0;
+	if (db->version == 4 && db->appliance[0])
+		return 0;
+	if (ag_uuid_new(uuid))
+		return ag_fail(e, AG_E_INTERNAL, "no random numbers for the appliance's id");
+	/* none yet, or one that is no UUID (read_appliance left it ""): a new one */
+	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta VALUES('appliance', '%s')", uuid);
+	if (exec(db, "BEGIN IMMEDIATE", e))
+		return -1;
+	for (v = db->version; v < 4; v++)
+		if (exec(db, steps[v - 2], e))
+			goto fail;
+	if (exec(db, sql, e) ||
+	    exec(db, "UPDATE meta SET value = '" SCHEMA_VERSION "' WHERE key = 'version'", e) ||
+	    exec(db, "COMMIT", e))
+		goto fail;
+	db->version = 4;
+	return read_appliance(db, e);
+fail:
+	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+const char *ag_db_appliance(const struct ag_db *db)
+{
+	return db->appliance;
 }
 
 static int first_store(struct ag_db *db, struct ag_err *e);
@@ -237,7 +284,8 @@ int ag_db_open_readonly(struct ag_db **out, const char *dir, struct ag_err *e)
 		ag_fail(e, AG_E_NOTFOUND, "%s: no state yet", path);
 		goto fail;
 	}
-	if (open_handle(db, path, SQLITE_OPEN_READONLY, e) || check_existing(db, e))
+	if (open_handle(db, path, SQLITE_OPEN_READONLY, e) || check_existing(db, e) ||
+	    read_appliance(db, e))
 		goto fail;
 	*out = db;
 	return 0;
@@ -466,9 +514,38 @@ int ag_db_del_volume(struct ag_db *db, const char *id, struct ag_err *e)
 	return run(db, "DELETE FROM volumes WHERE id = ?", f, 1, false, e);
 }
 
+int ag_db_put_host(struct ag_db *db, const struct ag_host *h, struct ag_err *e)
+{
+	const char *f[] = { h->key, h->nqn };
+
+	return run(db, "INSERT OR REPLACE INTO hosts(id, nqn, crc) VALUES(?, ?, ?)", f, 2, true, e);
+}
+
+int ag_db_del_host(struct ag_db *db, const char *key, struct ag_err *e)
+{
+	const char *f[] = { key };
+
+	return run(db, "DELETE FROM hosts WHERE id = ?", f, 1, false, e);
+}
+
+int ag_db_put_export(struct ag_db *db, const struct ag_export *x, struct ag_err *e)
+{
+	const char *f[] = { x->key };
+
+	return run(db, "INSERT OR REPLACE INTO exports(id, crc) VALUES(?, ?)", f, 1, true, e);
+}
+
+int ag_db_del_export(struct ag_db *db, const char *key, struct ag_err *e)
+{
+	const char *f[] = { key };
+
+	return run(db, "DELETE FROM exports WHERE id = ?", f, 1, false, e);
+}
+
 int ag_db_clear(struct ag_db *db, struct ag_err *e)
 {
-	return exec(db, "DELETE FROM volumes; DELETE FROM tenants; DELETE FROM pools;", e);
+	return exec(db, "DELETE FROM exports; DELETE FROM hosts; DELETE FROM volumes;"
+		    " DELETE FROM tenants; DELETE FROM pools;", e);
 }
 
 int ag_db_put_model(struct ag_db *db, const struct ag_model *m, struct ag_err *e)
@@ -483,6 +560,12 @@ int ag_db_put_model(struct ag_db *db, const struct ag_model *m, struct ag_err *e
 			return -1;
 	for (i = 0; i < m->nr_vols; i++)
 		if (ag_db_put_volume(db, &m->vols[i], e))
+			return -1;
+	for (i = 0; i < m->nr_hosts; i++)
+		if (ag_db_put_host(db, &m->hosts[i], e))
+			return -1;
+	for (i = 0; i < m->nr_exports; i++)
+		if (ag_db_put_export(db, &m->exports[i], e))
 			return -1;
 	return 0;
 }
@@ -591,7 +674,10 @@ int ag_db_load(struct ag_db *db, struct ag_model *m, struct ag_err *e)
 	static const char *const tenant_f[] = { "id", "token_sha256", "@ceilings", "@quotas" };
 	static const char *const vol_f[] = { "id", "tenant", "pool", "#size", "runs", "policy",
 					     "agent_policy", "state", "#wiped", "#deleting_since" };
-	json_t *state = json_pack("{s:{}, s:{}, s:{}}", "pools", "tenants", "volumes");
+	static const char *const host_f[] = { "id", "nqn" };
+	static const char *const export_f[] = { "id" };
+	json_t *state = json_pack("{s:{}, s:{}, s:{}, s:{}, s:{}}", "pools", "tenants", "volumes",
+				  "hosts", "exports");
 	char err[400];
 	int rc = -1;
 
@@ -613,7 +699,12 @@ int ag_db_load(struct ag_db *db, struct ag_model *m, struct ag_err *e)
 		       json_object_get(state, "tenants"), e) ||
 	     read_rows(db, "SELECT id, tenant, pool, size, runs, policy, agent_policy, state, wiped,"
 		       " deleting_since, crc FROM volumes", vol_f, 10, json_object_get(state, "volumes"), e) ||
-	     runs_to_json(json_object_get(state, "volumes"), e) ? -1 : 0;
+	     runs_to_json(json_object_get(state, "volumes"), e) ||
+	     (db->version >= 4 &&
+	      (read_rows(db, "SELECT id, nqn, crc FROM hosts", host_f, 2,
+			 json_object_get(state, "hosts"), e) ||
+	       read_rows(db, "SELECT id, crc FROM exports", export_f, 1,
+			 json_object_get(state, "exports"), e))) ? -1 : 0;
 	sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
 	pthread_mutex_unlock(&db->tx);
 	if (rc)

@@ -10,6 +10,11 @@
  *   tenants(id, token_sha256, ceilings, crc)
  *   volumes(id, tenant, pool, size, runs, policy, agent_policy, state,
  *           wiped, deleting_since, crc)
+ *   hosts(id "<tenant>/<name>", nqn, crc)
+ *   exports(id "<volume id>/<host name>", crc)
+ *
+ * meta also holds the appliance's id ("appliance", a UUID made when the
+ * store is first opened for writing), from which exports' NQNs are made.
  *
  * runs is "<first>:<count>,..." (extents); crc is the crc32c of the row's
  * other fields, checked on every load, so a damaged row is found although
@@ -72,6 +77,12 @@ int ag_db_store_pool(struct ag_db *db, const struct ag_pool *p, struct ag_err *e
 int ag_db_del_tenant(struct ag_db *db, const char *id, struct ag_err *e);
 int ag_db_put_volume(struct ag_db *db, const struct ag_volume *v, struct ag_err *e);
 int ag_db_del_volume(struct ag_db *db, const char *id, struct ag_err *e);
+int ag_db_put_host(struct ag_db *db, const struct ag_host *h, struct ag_err *e);
+int ag_db_del_host(struct ag_db *db, const char *key, struct ag_err *e);
+int ag_db_put_export(struct ag_db *db, const struct ag_export *x, struct ag_err *e);
+int ag_db_del_export(struct ag_db *db, const char *key, struct ag_err *e);
+/* The appliance's id (a UUID), "" in a store not yet opened for writing. */
+const char *ag_db_appliance(const struct ag_db *db);
 /* Everything out, for an import that replaces the state. */
 int ag_db_clear(struct ag_db *db, struct ag_err *e);
 

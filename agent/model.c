@@ -262,6 +262,110 @@ static int check_names(const struct ag_model *m, char *err, size_t errlen)
 	return rc;
 }
 
+/* "<a>/<b>" into a and b, each at most alen and blen - 1 long. */
+static bool split_key(const char *key, char *a, size_t alen, char *b, size_t blen)
+{
+	const char *slash = strchr(key, '/');
+
+	if (!slash || (size_t)(slash - key) >= alen || strlen(slash + 1) >= blen)
+		return false;
+	memcpy(a, key, (size_t)(slash - key));
+	a[slash - key] = '\0';
+	strcpy(b, slash + 1);
+	return true;
+}
+
+/* Hosts: valid keys, NQNs valid and each of one host. */
+static int load_hosts(struct ag_model *m, json_t *hosts, char *err, size_t errlen)
+{
+	struct ag_idmap nqns = { 0 };
+	const char *key, *nqn;
+	size_t i;
+	json_t *j;
+	int rc = 0;
+
+	if (!hosts)
+		return 0;
+	if (!json_is_object(hosts))
+		return bad(err, errlen, "hosts is not an object", NULL);
+	m->hosts = calloc(json_object_size(hosts) + 1, sizeof(*m->hosts));
+	if (!m->hosts)
+		return bad(err, errlen, "out of memory", NULL);
+	json_object_foreach(hosts, key, j) {
+		struct ag_host *h = &m->hosts[m->nr_hosts];
+
+		if (!split_key(key, h->tenant, sizeof(h->tenant), h->name, sizeof(h->name)) ||
+		    !ag_valid_id(h->tenant) || !ag_valid_id(h->name) ||
+		    json_unpack(j, "{s:s}", "nqn", &nqn) || !ag_nqn_valid(nqn)) {
+			rc = bad(err, errlen, "bad host", key);
+			break;
+		}
+		for (i = 0; i < m->nr_tenants && strcmp(m->tenants[i].id, h->tenant); i++)
+			;
+		if (i == m->nr_tenants) {
+			rc = bad(err, errlen, "a host of no tenant", key);
+			break;
+		}
+		strcpy(h->key, key);
+		strcpy(h->nqn, nqn);
+		m->nr_hosts++;
+		if (ag_idmap_put(&nqns, h->nqn, h)) {
+			rc = bad(err, errlen, "an NQN of two hosts, host", key);
+			break;
+		}
+	}
+	ag_idmap_destroy(&nqns);
+	return rc;
+}
+
+/* Exports: of a volume that is there, to a host of its tenant. */
+static int load_exports(struct ag_model *m, json_t *exports, char *err, size_t errlen)
+{
+	struct ag_idmap vols = { 0 }, hosts = { 0 };
+	const char *key;
+	size_t i;
+	json_t *j;
+	int rc = 0;
+
+	if (!exports)
+		return 0;
+	if (!json_is_object(exports))
+		return bad(err, errlen, "exports is not an object", NULL);
+	m->exports = calloc(json_object_size(exports) + 1, sizeof(*m->exports));
+	if (!m->exports)
+		return bad(err, errlen, "out of memory", NULL);
+	for (i = 0; i < m->nr_vols && !rc; i++)
+		rc = ag_idmap_put(&vols, m->vols[i].id, &m->vols[i]);
+	for (i = 0; i < m->nr_hosts && !rc; i++)
+		rc = ag_idmap_put(&hosts, m->hosts[i].key, &m->hosts[i]);
+	if (rc)
+		rc = bad(err, errlen, "out of memory", NULL);
+	json_object_foreach(exports, key, j) {
+		struct ag_export *x = &m->exports[m->nr_exports];
+		const struct ag_volume *v;
+		char host_key[2 * AG_ID_MAX + 2];
+
+		if (rc)
+			break;
+		/* a volume exported is never deleted: one being deleted has no export */
+		if (!split_key(key, x->volume, sizeof(x->volume), x->host, sizeof(x->host)) ||
+		    !(v = ag_idmap_get(&vols, x->volume)) || v->deleting || !json_is_object(j)) {
+			rc = bad(err, errlen, "bad export", key);
+			break;
+		}
+		snprintf(host_key, sizeof(host_key), "%s/%s", v->tenant, x->host);
+		if (!ag_idmap_get(&hosts, host_key)) {
+			rc = bad(err, errlen, "export to a host its volume's tenant does not have", key);
+			break;
+		}
+		strcpy(x->key, key);
+		m->nr_exports++;
+	}
+	ag_idmap_destroy(&vols);
+	ag_idmap_destroy(&hosts);
+	return rc;
+}
+
 int ag_model_from_json(struct ag_model *m, json_t *state, char *err, size_t errlen)
 {
 	json_t *vols = json_object_get(state, "volumes"), *j;
@@ -283,7 +387,9 @@ int ag_model_from_json(struct ag_model *m, json_t *state, char *err, size_t errl
 	json_object_foreach(vols, id, j)
 		if (load_volume(m, id, j, err, errlen))
 			goto fail;
-	if (check_extents(m, err, errlen) || check_names(m, err, errlen))
+	if (check_extents(m, err, errlen) || check_names(m, err, errlen) ||
+	    load_hosts(m, json_object_get(state, "hosts"), err, errlen) ||
+	    load_exports(m, json_object_get(state, "exports"), err, errlen))
 		goto fail;
 	return 0;
 fail:
@@ -298,6 +404,8 @@ void ag_model_free(struct ag_model *m)
 	for (i = 0; i < m->nr_vols; i++)
 		free(m->vols[i].runs);
 	free(m->vols);
+	free(m->hosts);
+	free(m->exports);
 	free(m->pools);
 	free(m->tenants);
 	memset(m, 0, sizeof(*m));

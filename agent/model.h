@@ -15,6 +15,8 @@
  *                          "policy": "<sluice table arguments>",
  *                          "agent_policy": "<words>",       (optional)
  *                          "state": "ready" | "deleting" } }
+ *   "hosts":   { "<tenant>/<name>": { "nqn": "<the host's NQN>" } }
+ *   "exports": { "<volume id>/<host name>": {} }
  *
  * Names and ids are 1 to 48 of [a-z0-9-], not ending in "-data". A
  * volume's name is its tenant's: two tenants may each have a "db". Its id,
@@ -46,6 +48,7 @@
 
 #include "extent.h"
 #include "label.h"
+#include "nvmet.h"
 #include "policy.h"
 #include "quotas.h"
 
@@ -106,7 +109,25 @@ struct ag_volume {
 	unsigned int attempts;
 	int64_t retry_at;		/* CLOCK_MONOTONIC ms: not before */
 	uint64_t changed;		/* the state's generation when it was last changed */
+	size_t nr_exports;		/* hosts it is exported to: not deleted while any */
 	char last_error[160];
+};
+
+/* A tenant's host, which its volumes are exported to over NVMe/TCP. */
+struct ag_host {
+	char key[2 * AG_ID_MAX + 2];	/* "<tenant>/<name>" */
+	char tenant[AG_ID_MAX + 1];
+	char name[AG_ID_MAX + 1];	/* unique in its tenant */
+	char nqn[AG_NQN_MAX + 1];	/* unique on the appliance: it is what nvmet admits */
+	/* in the agent's state: the volumes exported to it */
+	size_t nr_exports;
+};
+
+/* A volume exported to a host of its tenant. */
+struct ag_export {
+	char key[AG_VOLUME_ID_MAX + AG_ID_MAX + 2];	/* "<volume id>/<host name>" */
+	char volume[AG_VOLUME_ID_MAX + 1];
+	char host[AG_ID_MAX + 1];
 };
 
 /* A whole state as arrays: what an imported document holds. */
@@ -117,6 +138,10 @@ struct ag_model {
 	size_t nr_tenants;
 	struct ag_volume *vols;
 	size_t nr_vols;
+	struct ag_host *hosts;
+	size_t nr_hosts;
+	struct ag_export *exports;
+	size_t nr_exports;
 };
 
 bool ag_valid_id(const char *id);

@@ -27,8 +27,11 @@ int ag_agent_open(struct ag_agent *a, const char *dir, unsigned int lock_wait_s,
 	snprintf(a->dir, sizeof(a->dir), "%s", dir);
 	a->with_kernel = with_kernel;
 	a->reservation_pct = AG_RESERVATION_PCT;
+	snprintf(a->nvmet_root, sizeof(a->nvmet_root), "%s", AG_NVMET_ROOT);
+	a->nvme_port = (struct ag_nvmet_port){ .id = 1, .addr = "0.0.0.0", .port = 4420 };
 	for (i = 0; i < AG_VOL_LOCKS; i++)
 		pthread_mutex_init(&a->vol_locks[i], NULL);
+	pthread_mutex_init(&a->nvmet_lock, NULL);
 	if (ag_state_init(&a->st))
 		return ag_fail(e, AG_E_INTERNAL, "out of memory");
 	if (ag_db_open(&a->db, dir, lock_wait_s, e) || ag_db_load(a->db, &m, e))
@@ -59,6 +62,7 @@ void ag_agent_close(struct ag_agent *a)
 	ag_state_destroy(&a->st);
 	for (i = 0; i < AG_VOL_LOCKS; i++)
 		pthread_mutex_destroy(&a->vol_locks[i]);
+	pthread_mutex_destroy(&a->nvmet_lock);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -297,7 +301,8 @@ out:
 int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size,
 		     const struct ag_policy *policy, bool by_tenant, struct ag_err *e)
 {
-	struct ag_volume next, *v;
+	bool exported = false;
+	struct ag_volume next, *v = NULL;
 	struct ag_tenant *t;
 	struct ag_pool *p;
 	int rc = -1;
@@ -376,10 +381,14 @@ undo:
 	ag_extmap_release(&p->map, next.runs, next.nr_runs);
 	ag_extmap_mark(&p->map, v->runs, v->nr_runs);
 out:
+	exported = !rc && v && v->nr_exports;
 	pthread_rwlock_unlock(&a->st.lock);
 	ag_volume_release(&next);
 	if (!rc && a->with_kernel)
 		rc = ag_converge_volume(a, id, e);
+	/* a grown volume's hosts are told its new size (nvmet's revalidate) */
+	if (!rc && a->with_kernel && exported)
+		rc = ag_converge_exports(a, id, e);
 	return rc;
 }
 
@@ -398,6 +407,12 @@ int ag_volume_delete(struct ag_agent *a, const char *id, struct ag_err *e)
 	if (v->deleting) {
 		/* asked again: it is under way */
 		rc = 0;
+		goto out;
+	}
+	/* a host could still be reading it: it is unexported first */
+	if (v->nr_exports) {
+		ag_fail(e, AG_E_BUSY, "volume %s is exported to %zu hosts: unexport it first", id,
+			v->nr_exports);
 		goto out;
 	}
 	was = v->deleting_since;
@@ -574,6 +589,10 @@ int ag_tenant_delete(struct ag_agent *a, const char *id, struct ag_err *e)
 		ag_fail(e, AG_E_BUSY, "tenant %s has %zu volumes", id, t->nr_volumes);
 		goto out;
 	}
+	if (ag_tenant_hosts(&a->st, id)) {
+		ag_fail(e, AG_E_BUSY, "tenant %s has %zu hosts", id, ag_tenant_hosts(&a->st, id));
+		goto out;
+	}
 	if (ag_db_begin(a->db, e))
 		goto out;
 	if (ag_db_del_tenant(a->db, id, e)) {
@@ -619,6 +638,9 @@ int ag_state_replace(struct ag_agent *a, struct ag_model *m, struct ag_err *e)
 	t = a->st.tenants, a->st.tenants = fresh.tenants, fresh.tenants = t;
 	t = a->st.vols, a->st.vols = fresh.vols, fresh.vols = t;
 	t = a->st.names, a->st.names = fresh.names, fresh.names = t;
+	t = a->st.hosts, a->st.hosts = fresh.hosts, fresh.hosts = t;
+	t = a->st.nqns, a->st.nqns = fresh.nqns, fresh.nqns = t;
+	t = a->st.exports, a->st.exports = fresh.exports, fresh.exports = t;
 	a->st.generation++;
 	rc = 0;
 out:
@@ -913,6 +935,12 @@ int ag_reconcile(struct ag_agent *a, struct ag_err *e)
 		ag_volume_unlock(a, id);
 	}
 	ag_plan_free(acts, na);
+	/* the exports after the devices: a namespace's device is there first */
+	if (a->with_kernel && ag_reconcile_exports(a, &one)) {
+		ag_log("error", "reconcile: %s", one.msg);
+		if (!failed++)
+			*e = one;
+	}
 	ag_log("info", "reconciled: %zu volumes, %zu converged, %zu failed, %lu dm calls", n, fixed,
 	       failed, ag_dm_calls);
 	return failed ? -1 : 0;

@@ -30,6 +30,7 @@
 
 #include "db.h"
 #include "err.h"
+#include "nvmet.h"
 #include "state.h"
 
 #define AG_VOL_LOCKS 64
@@ -46,6 +47,15 @@ struct ag_agent {
 	/* of a pool's declared capacity, the percentage reservations may take */
 	unsigned int reservation_pct;
 	struct ag_jobs *jobs;	/* the background work, once started */
+	/* NVMe/TCP exports: nvmet's configfs, and the port (id 0: exports off) */
+	char nvmet_root[128];
+	struct ag_nvmet_port nvme_port;	/* written under st.lock */
+	/*
+	 * Held from reading the exports to the end of the configfs changes, by
+	 * a volume's converge and the full one alike: one never applies a copy
+	 * older than what another has made.
+	 */
+	pthread_mutex_t nvmet_lock;
 };
 
 /*
@@ -130,6 +140,26 @@ int ag_tenant_delete(struct ag_agent *a, const char *id, struct ag_err *e);
 int ag_reconcile(struct ag_agent *a, struct ag_err *e);
 /* One volume's devices (removed when it is deleting). The caller holds its lock. */
 int ag_converge_volume(struct ag_agent *a, const char *id, struct ag_err *e);
+
+/*
+ * Hosts and exports (exports.c). A host is a tenant's, by a name of its own
+ * and an NQN no other host on the appliance has (nvmet admits by NQN). A
+ * volume is exported to hosts of its own tenant only; one exported is not
+ * deleted (AG_E_BUSY), nor a host with exports, nor a tenant with hosts.
+ * Each change is stored, then made in nvmet (with_kernel). The caller of
+ * an export change holds the volume's lock.
+ */
+int ag_host_add(struct ag_agent *a, const char *tenant, const char *name, const char *nqn,
+		struct ag_err *e);
+int ag_host_delete(struct ag_agent *a, const char *tenant, const char *name, struct ag_err *e);
+/* An export that is there already is 0, and converged again. */
+int ag_export_add(struct ag_agent *a, const char *volume, const char *host, struct ag_err *e);
+int ag_export_delete(struct ag_agent *a, const char *volume, const char *host, struct ag_err *e);
+/* The subsystem NQN of a volume: AG_NQN_PREFIX, the appliance's id, the volume's. */
+void ag_subsys_nqn(const struct ag_agent *a, const char *volume, char *out);
+/* nvmet made as the state says: for one volume, or all (strays of ours removed). */
+int ag_converge_exports(struct ag_agent *a, const char *volume, struct ag_err *e);
+int ag_reconcile_exports(struct ag_agent *a, struct ag_err *e);
 
 /* Replace the whole state with a model's (an import); m stays the caller's. */
 int ag_state_replace(struct ag_agent *a, struct ag_model *m, struct ag_err *e);

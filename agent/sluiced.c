@@ -31,6 +31,7 @@
 
 struct console {
 	const char *dir;
+	const char *config;
 	unsigned int lock_wait_s;
 };
 
@@ -40,7 +41,8 @@ typedef int console_op(struct ag_agent *a, char **args, struct ag_err *e);
 /* Run a command's operation; every one is a change, so each leaves an audit line. */
 static int with_agent(const struct console *con, console_op *op, char **argv)
 {
-	char what[512];
+	char what[512], err[512];
+	struct ag_config cf;
 	struct ag_agent a;
 	struct ag_err e = { 0 };
 	size_t used = 0;
@@ -50,11 +52,19 @@ static int with_agent(const struct console *con, console_op *op, char **argv)
 		used += (size_t)snprintf(what + used, sizeof(what) - used, "%s%s", i ? " " : "",
 					 argv[i]);
 
+	ag_config_defaults(&cf);
+	if (ag_config_load(&cf, con->config, err, sizeof(err))) {
+		ag_log("error", "%s", err);
+		return 1;
+	}
 	if (ag_agent_open(&a, con->dir, con->lock_wait_s, true, &e)) {
 		ag_log("error", "%s%s", e.msg, e.code == AG_E_CORRUPT ?
 		       "; stopping, the store is left as it is" : "");
 		return 1;
 	}
+	/* the same exports port and reservation share as the daemon's */
+	a.nvme_port = cf.nvme_port;
+	a.reservation_pct = cf.reservation_pct;
 	rc = op(&a, argv + 1, &e);
 	if (rc)
 		ag_log("error", "%s", e.msg[0] ? e.msg : "failed");
@@ -62,6 +72,36 @@ static int with_agent(const struct console *con, console_op *op, char **argv)
 	       rc ? "failed" : "done");
 	ag_agent_close(&a);
 	return rc ? 1 : 0;
+}
+
+static int op_host_add(struct ag_agent *a, char **args, struct ag_err *e)
+{
+	return ag_host_add(a, args[0], args[1], args[2], e);
+}
+
+static int op_host_delete(struct ag_agent *a, char **args, struct ag_err *e)
+{
+	return ag_host_delete(a, args[0], args[1], e);
+}
+
+static int op_export(struct ag_agent *a, char **args, struct ag_err *e)
+{
+	int rc;
+
+	ag_volume_lock(a, args[0]);
+	rc = ag_export_add(a, args[0], args[1], e);
+	ag_volume_unlock(a, args[0]);
+	return rc;
+}
+
+static int op_unexport(struct ag_agent *a, char **args, struct ag_err *e)
+{
+	int rc;
+
+	ag_volume_lock(a, args[0]);
+	rc = ag_export_delete(a, args[0], args[1], e);
+	ag_volume_unlock(a, args[0]);
+	return rc;
 }
 
 /* Deletes asked for now or left by a crash, finished before the command returns. */
@@ -177,7 +217,7 @@ static int op_import(struct ag_agent *a, char **args, struct ag_err *e)
 /* The state as the document import takes, from the store as last committed. */
 static json_t *state_json(const struct ag_state *st)
 {
-	json_t *pools = json_object(), *tenants = json_object(), *vols = json_object();
+	json_t *pools = json_object(), *tenants = json_object(), *vols = json_object(), *hosts, *exports;
 	void **all;
 	size_t i, n;
 
@@ -231,7 +271,21 @@ static json_t *state_json(const struct ag_state *st)
 		json_object_set_new(vols, v->id, j);
 	}
 	free(all);
-	return json_pack("{s:o, s:o, s:o}", "pools", pools, "tenants", tenants, "volumes", vols);
+	hosts = json_object();
+	all = ag_state_sorted(&st->hosts, &n);
+	for (i = 0; i < n; i++) {
+		const struct ag_host *h = all[i];
+
+		json_object_set_new(hosts, h->key, json_pack("{s:s}", "nqn", h->nqn));
+	}
+	free(all);
+	exports = json_object();
+	all = ag_state_sorted(&st->exports, &n);
+	for (i = 0; i < n; i++)
+		json_object_set_new(exports, ((const struct ag_export *)all[i])->key, json_object());
+	free(all);
+	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "pools", pools, "tenants", tenants, "volumes",
+			 vols, "hosts", hosts, "exports", exports);
 }
 
 /* The committed state, read without the lock (the daemon may be running). */
@@ -322,6 +376,9 @@ static void usage(void)
 		"                                             \"<rate>=<per GiB>:<floor>\" and\n"
 		"                                             \"dirty_bytes_max=<bytes>\"\n"
 		"  delete <id>                                remove it, zero its extents\n"
+		"  host-add <tenant> <name> <nqn>             a tenant's host (NVMe/TCP)\n"
+		"  host-delete <tenant> <name>\n"
+		"  export <id> <host> | unexport <id> <host>  a volume to a host of its tenant\n"
 		"-w: wait that long for the store's lock (held by the daemon), else refuse\n");
 }
 
@@ -334,6 +391,14 @@ static int dispatch(const struct console *con, int argc, char **argv)
 		return with_agent(con, op_pool_add, argv);
 	if (!strcmp(argv[0], "create") && argc >= 5 && argc <= 7)
 		return with_agent(con, op_create, argv);
+	if (!strcmp(argv[0], "host-add") && argc == 4)
+		return with_agent(con, op_host_add, argv);
+	if (!strcmp(argv[0], "host-delete") && argc == 3)
+		return with_agent(con, op_host_delete, argv);
+	if (!strcmp(argv[0], "export") && argc == 3)
+		return with_agent(con, op_export, argv);
+	if (!strcmp(argv[0], "unexport") && argc == 3)
+		return with_agent(con, op_unexport, argv);
 	if (!strcmp(argv[0], "grow") && argc == 3)
 		return with_agent(con, op_grow, argv);
 	if (!strcmp(argv[0], "set") && (argc == 3 || argc == 4))
@@ -482,6 +547,7 @@ int ag_main(int argc, char **argv, const struct ag_frontend *fe)
 	}
 	argc -= optind;
 	argv += optind;
+	con.config = config;
 	if (!strcmp(argv[0], "serve") && argc == 1)
 		return cmd_serve(&con);
 	if (!strcmp(argv[0], "daemon") && argc == 1)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The agent's state in memory; see state.h. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,9 @@ static void volume_free(void *v)
 void ag_state_destroy(struct ag_state *st)
 {
 	ag_idmap_destroy(&st->names);
+	ag_idmap_destroy(&st->nqns);
+	free_values(&st->exports, free);
+	free_values(&st->hosts, free);
 	free_values(&st->vols, volume_free);
 	free_values(&st->tenants, tenant_free);
 	free_values(&st->pools, pool_free);
@@ -219,6 +223,96 @@ void ag_state_drop_volume(struct ag_state *st, const char *id)
 	st->generation++;
 }
 
+struct ag_host *ag_state_host(const struct ag_state *st, const char *tenant, const char *name)
+{
+	char key[2 * AG_ID_MAX + 2];
+
+	if (!ag_valid_id(tenant) || !ag_valid_id(name))
+		return NULL;
+	snprintf(key, sizeof(key), "%s/%s", tenant, name);
+	return ag_idmap_get(&st->hosts, key);
+}
+
+size_t ag_tenant_hosts(const struct ag_state *st, const char *tenant)
+{
+	void **all = ag_idmap_values(&st->hosts);
+	size_t i, n = 0;
+
+	for (i = 0; all && i < st->hosts.nr; i++)
+		n += !strcmp(((const struct ag_host *)all[i])->tenant, tenant);
+	free(all);
+	return n;
+}
+
+int ag_state_add_host(struct ag_state *st, struct ag_host *h)
+{
+	int rc;
+
+	h->nr_exports = 0;
+	rc = ag_idmap_put(&st->hosts, h->key, h);
+	if (!rc) {
+		rc = ag_idmap_put(&st->nqns, h->nqn, h);
+		if (rc)
+			ag_idmap_del(&st->hosts, h->key);
+	}
+	if (!rc)
+		st->generation++;
+	return rc;
+}
+
+void ag_state_drop_host(struct ag_state *st, const char *key)
+{
+	struct ag_host *h = ag_idmap_del(&st->hosts, key);
+
+	if (h)
+		ag_idmap_del(&st->nqns, h->nqn);
+	free(h);
+	st->generation++;
+}
+
+/* The export's volume and host, or NULLs. */
+static void export_ends(const struct ag_state *st, const struct ag_export *x,
+			struct ag_volume **v, struct ag_host **h)
+{
+	*v = ag_state_volume(st, x->volume);
+	*h = *v ? ag_state_host(st, (*v)->tenant, x->host) : NULL;
+}
+
+int ag_state_add_export(struct ag_state *st, struct ag_export *x)
+{
+	struct ag_volume *v;
+	struct ag_host *h;
+	int rc;
+
+	export_ends(st, x, &v, &h);
+	if (!v || !h)
+		return -EINVAL;
+	rc = ag_idmap_put(&st->exports, x->key, x);
+	if (rc)
+		return rc;
+	v->nr_exports++;
+	h->nr_exports++;
+	st->generation++;
+	return 0;
+}
+
+void ag_state_drop_export(struct ag_state *st, const char *key)
+{
+	struct ag_export *x = ag_idmap_del(&st->exports, key);
+	struct ag_volume *v;
+	struct ag_host *h;
+
+	if (!x)
+		return;
+	export_ends(st, x, &v, &h);
+	if (v && v->nr_exports)
+		v->nr_exports--;
+	if (h && h->nr_exports)
+		h->nr_exports--;
+	free(x);
+	st->generation++;
+}
+
 int ag_state_fill(struct ag_state *st, struct ag_model *m, struct ag_err *e)
 {
 	size_t i;
@@ -275,6 +369,34 @@ int ag_state_fill(struct ag_state *st, struct ag_model *m, struct ag_err *e)
 				       m->vols[i].id, rc == -EEXIST ?
 				       "its tenant has another volume of its name" : rc == -EINVAL ?
 				       "its extents are shared or out of its pool" : "out of memory");
+		}
+	}
+	for (i = 0; i < m->nr_hosts; i++) {
+		struct ag_host *h = malloc(sizeof(*h));
+
+		if (!h)
+			return ag_fail(e, AG_E_INTERNAL, "out of memory");
+		*h = m->hosts[i];
+		rc = ag_state_add_host(st, h);
+		if (rc) {
+			free(h);
+			return ag_fail(e, rc == -ENOMEM ? AG_E_INTERNAL : AG_E_CORRUPT, "host %s: %s",
+				       m->hosts[i].key, rc == -ENOMEM ? "out of memory" :
+				       "its NQN is another host's");
+		}
+	}
+	for (i = 0; i < m->nr_exports; i++) {
+		struct ag_export *x = malloc(sizeof(*x));
+
+		if (!x)
+			return ag_fail(e, AG_E_INTERNAL, "out of memory");
+		*x = m->exports[i];
+		rc = ag_state_add_export(st, x);
+		if (rc) {
+			free(x);
+			return ag_fail(e, rc == -ENOMEM ? AG_E_INTERNAL : AG_E_CORRUPT, "export %s: %s",
+				       m->exports[i].key, rc == -ENOMEM ? "out of memory" :
+				       "its volume or host is not there");
 		}
 	}
 	ag_model_free(m);

@@ -25,6 +25,9 @@ struct ag_state {
 	pthread_rwlock_t lock;
 	struct ag_idmap pools, tenants, vols;
 	struct ag_idmap names;	/* volumes by "<tenant>/<name>" */
+	struct ag_idmap hosts;	/* by "<tenant>/<name>" */
+	struct ag_idmap nqns;	/* hosts by their NQN */
+	struct ag_idmap exports;	/* by "<volume id>/<host name>" */
 	uint64_t generation;	/* bumped by every change */
 };
 
@@ -66,6 +69,21 @@ void ag_state_drop_tenant(struct ag_state *st, const char *id);
 int ag_state_add_volume(struct ag_state *st, struct ag_volume *v);
 /* Drop a volume, its extents given back to its pool. */
 void ag_state_drop_volume(struct ag_state *st, const char *id);
+
+/*
+ * Hosts and exports, after the store has them; the caller holds the lock
+ * exclusive. Adding takes h or x (malloc'd): 0, -EEXIST (its key, or a
+ * host's NQN, is taken) or -ENOMEM. An export counts on its volume and
+ * its host.
+ */
+int ag_state_add_host(struct ag_state *st, struct ag_host *h);
+void ag_state_drop_host(struct ag_state *st, const char *key);
+int ag_state_add_export(struct ag_state *st, struct ag_export *x);
+void ag_state_drop_export(struct ag_state *st, const char *key);
+/* How many hosts a tenant has. */
+size_t ag_tenant_hosts(const struct ag_state *st, const char *tenant);
+/* The host of a volume's tenant by name; NULL for none. */
+struct ag_host *ag_state_host(const struct ag_state *st, const char *tenant, const char *name);
 
 /* A deep copy of a volume (its runs too), and what frees one. */
 int ag_volume_copy(struct ag_volume *dst, const struct ag_volume *src);

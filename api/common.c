@@ -126,6 +126,18 @@ json_t *ap_page_of(json_t *items, size_t limit, const char *after)
 	return page;
 }
 
+bool ap_tenant_visible(struct ap_call *c)
+{
+	bool ok;
+
+	pthread_rwlock_rdlock(&c->st->lock);
+	ok = ag_state_tenant(c->st, c->arg) && (c->who.admin || !strcmp(c->who.tenant, c->arg));
+	pthread_rwlock_unlock(&c->st->lock);
+	if (!ok)
+		ap_problem(c->resp, AP_P_NOT_FOUND, "no tenant %s", c->arg);
+	return ok;
+}
+
 bool ap_volume_get(struct ap_call *c, const char *id, struct ag_volume *out)
 {
 	const struct ag_volume *v;

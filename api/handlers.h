@@ -25,7 +25,8 @@ struct ap_call {
 	const struct ap_request *req;
 	struct ap_response *resp;
 	struct ap_who who;
-	const char *arg;		/* the path's {id}, or NULL */
+	const char *arg;		/* the path's first {id}, or NULL */
+	const char *arg2;		/* its second ({host}), or NULL */
 };
 
 typedef void ap_handler(struct ap_call *c);
@@ -37,6 +38,8 @@ ap_handler ap_list_tenants, ap_post_tenant, ap_get_tenant, ap_delete_tenant, ap_
 ap_handler ap_list_tenant_volumes, ap_post_tenant_volume;
 ap_handler ap_list_volumes, ap_get_volume, ap_put_volume, ap_patch_volume, ap_delete_volume;
 ap_handler ap_get_volume_stats, ap_list_jobs;
+ap_handler ap_list_hosts, ap_post_host, ap_delete_host;
+ap_handler ap_list_exports, ap_put_export, ap_delete_export;
 
 /* Set a JSON body (steals j); status as given. */
 void ap_reply(struct ap_call *c, unsigned int status, json_t *j);
@@ -54,6 +57,9 @@ int ap_page(struct ap_call *c, size_t *limit, const char **after);
 
 /* A page of items (sorted by id, after the given id) and its next cursor. */
 json_t *ap_page_of(json_t *items, size_t limit, const char *after);
+
+/* The tenant of the path ({id}), if the caller may see it; false with a 404 set. */
+bool ap_tenant_visible(struct ap_call *c);
 
 /*
  * A copy of volume id (ag_volume_release), if the caller may see it: the

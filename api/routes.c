@@ -46,6 +46,12 @@ static const struct route routes[] = {
 	{ "/v1/volumes/*", "PATCH", ap_patch_volume, false, false },
 	{ "/v1/volumes/*", "DELETE", ap_delete_volume, false, false },
 	{ "/v1/volumes/*/stats", "GET", ap_get_volume_stats, false, false },
+	{ "/v1/tenants/*/hosts", "GET", ap_list_hosts, false, false },
+	{ "/v1/tenants/*/hosts", "POST", ap_post_host, false, false },
+	{ "/v1/tenants/*/hosts/*", "DELETE", ap_delete_host, false, false },
+	{ "/v1/volumes/*/exports", "GET", ap_list_exports, false, false },
+	{ "/v1/volumes/*/exports/*", "PUT", ap_put_export, false, false },
+	{ "/v1/volumes/*/exports/*", "DELETE", ap_delete_export, false, false },
 	{ "/v1/jobs", "GET", ap_list_jobs, false, false },
 	{ "/metrics", "GET", ap_get_metrics, false, true },
 };
@@ -63,17 +69,22 @@ void ap_route_name(int route, const char **pattern, const char **method)
 	*method = routes[route].method;
 }
 
-/* Whether path matches pattern; the "*" segment is copied into arg. */
-static bool match(const char *pattern, const char *path, char *arg, size_t arglen)
+#define ARG_LEN (AG_VOLUME_ID_MAX + 2)
+
+/* Whether path matches pattern; the "*" segments are copied into args (two at most). */
+static bool match(const char *pattern, const char *path, char (*args)[ARG_LEN])
 {
+	int nargs = 0;
+
+	args[0][0] = args[1][0] = '\0';
 	while (*pattern && *path) {
 		if (*pattern == '*') {
 			size_t n = strcspn(path, "/");
 
-			if (!n || n >= arglen)
+			if (!n || n >= ARG_LEN || nargs == 2)
 				return false;
-			memcpy(arg, path, n);
-			arg[n] = '\0';
+			memcpy(args[nargs], path, n);
+			args[nargs++][n] = '\0';
 			path += n;
 			pattern++;
 			continue;
@@ -195,7 +206,7 @@ void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_respo
 static void handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp,
 		   int *route, char *principal)
 {
-	char arg[AG_VOLUME_ID_MAX + 2] = "";
+	char arg[2][ARG_LEN] = { "", "" };
 	const struct route *r = NULL;
 	struct ap_call c = { .ctx = ctx, .agent = ctx->agent, .st = &ctx->agent->st, .req = req,
 			     .resp = resp };
@@ -205,8 +216,11 @@ static void handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_r
 
 	memset(resp, 0, sizeof(*resp));
 	for (i = 0; i < NR_ROUTES; i++) {
-		if (!match(routes[i].pattern, req->path, arg, sizeof(arg)))
+		char got[2][ARG_LEN];
+
+		if (!match(routes[i].pattern, req->path, got))
 			continue;
+		memcpy(arg, got, sizeof(arg));
 		if (!path_known)
 			used = 0;
 		path_known = true;
@@ -226,11 +240,12 @@ static void handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_r
 	}
 	*route = (int)(r - routes);
 	if (strchr(r->pattern, '*')) {
-		if (!ag_valid_volume_id(arg)) {
+		if (!ag_valid_volume_id(arg[0]) || (arg[1][0] && !ag_valid_id(arg[1]))) {
 			ap_problem(resp, AP_P_NOT_FOUND, "no resource at this path");
 			return;
 		}
-		c.arg = arg;
+		c.arg = arg[0];
+		c.arg2 = arg[1][0] ? arg[1] : NULL;
 	}
 	if (!r->open && !resolve(&c, req->authorization, &c.who)) {
 		ap_problem(resp, AP_P_UNAUTHORIZED, "give a valid token: Authorization: Bearer <token>");

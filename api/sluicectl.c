@@ -290,6 +290,9 @@ static void usage(void)
 		"                                               its id: <tenant>.<name>\n"
 		"  volume set <id> <field>=<value>|null ...     a partial policy change\n"
 		"  volume grow <id> <size>                      size in bytes or with K M G T\n"
+		"  host list <tenant> | host add <tenant> <name> <nqn> | host delete <tenant> <name>\n"
+		"  export <id> <host> | unexport <id> <host> | exports <id>\n"
+		"                                               NVMe/TCP; export prints the connect line\n"
 		"  stats <id> | metrics\n"
 		"  raw <METHOD> <path> [<JSON body>]            prints the status, then the body\n"
 		"                                               (--content-type to send another)\n"
@@ -412,6 +415,24 @@ static int run(struct opts *o, int argc, char **argv)
 		}
 		snprintf(path, sizeof(path), "/v1/volumes/%s", seg(argv[2]));
 		return call(o, "PATCH", path, json_pack("{s:I}", "size_bytes", size));
+	}
+	if (is(argc, argv, "host", "list", 3, 3) || is(argc, argv, "host", "add", 5, 5)) {
+		snprintf(path, sizeof(path), "/v1/tenants/%s/hosts", seg(argv[2]));
+		if (argv[1][0] == 'l')
+			return call(o, "GET", path, NULL);
+		return call(o, "POST", path, json_pack("{s:s, s:s}", "name", argv[3], "nqn", argv[4]));
+	}
+	if (is(argc, argv, "host", "delete", 4, 4)) {
+		snprintf(path, sizeof(path), "/v1/tenants/%s/hosts/%s", seg(argv[2]), seg(argv[3]));
+		return call(o, "DELETE", path, NULL);
+	}
+	if (is(argc, argv, "export", NULL, 3, 3) || is(argc, argv, "unexport", NULL, 3, 3)) {
+		snprintf(path, sizeof(path), "/v1/volumes/%s/exports/%s", seg(argv[1]), seg(argv[2]));
+		return call(o, argv[0][0] == 'e' ? "PUT" : "DELETE", path, NULL);
+	}
+	if (is(argc, argv, "exports", NULL, 2, 2)) {
+		snprintf(path, sizeof(path), "/v1/volumes/%s/exports", seg(argv[1]));
+		return call(o, "GET", path, NULL);
 	}
 	if (is(argc, argv, "stats", NULL, 2, 2)) {
 		snprintf(path, sizeof(path), "/v1/volumes/%s/stats", seg(argv[1]));

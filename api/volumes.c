@@ -61,24 +61,12 @@ void ap_list_volumes(struct ap_call *c)
 	ap_reply(c, 200, volume_page(c, NULL, limit, after));
 }
 
-static bool tenant_visible(struct ap_call *c)
-{
-	bool ok;
-
-	pthread_rwlock_rdlock(&c->st->lock);
-	ok = ag_state_tenant(c->st, c->arg) && (c->who.admin || !strcmp(c->who.tenant, c->arg));
-	pthread_rwlock_unlock(&c->st->lock);
-	if (!ok)
-		ap_problem(c->resp, AP_P_NOT_FOUND, "no tenant %s", c->arg);
-	return ok;
-}
-
 void ap_list_tenant_volumes(struct ap_call *c)
 {
 	const char *after;
 	size_t limit;
 
-	if (!tenant_visible(c) || ap_page(c, &limit, &after))
+	if (!ap_tenant_visible(c) || ap_page(c, &limit, &after))
 		return;
 	ap_reply(c, 200, volume_page(c, c->arg, limit, after));
 }
@@ -135,7 +123,7 @@ void ap_post_tenant_volume(struct ap_call *c)
 	json_t *b, *policy, *none;
 	bool pool_known, taken;
 
-	if (!tenant_visible(c))
+	if (!ap_tenant_visible(c))
 		return;
 	b = ap_body(c, allowed);
 	if (!b)

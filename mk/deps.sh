@@ -5,7 +5,8 @@ set -eu
 pkgs="make gcc libc6-dev linux-image-cloud-amd64 linux-headers-cloud-amd64
 qemu-system-x86 busybox-static fio dmsetup libdevmapper-dev sparse
 linux-source-6.1 cpio kmod xz-utils clang libclang-rt-14-dev e2fsprogs jq
-libjansson-dev libsqlite3-dev libblkid-dev libmicrohttpd-dev liburing-dev libgnutls28-dev libcurl4-gnutls-dev prometheus openssl wrk"
+libjansson-dev libsqlite3-dev libblkid-dev libmicrohttpd-dev liburing-dev libgnutls28-dev libcurl4-gnutls-dev prometheus openssl wrk
+nvme-cli"
 # npm (with node) installs the OpenAPI validator; a machine may have its own
 command -v npm > /dev/null 2>&1 || pkgs="$pkgs npm"
 

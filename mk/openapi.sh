@@ -20,7 +20,7 @@ fi
 "$npm_dir/node_modules/.bin/validate-api" "$root/api/openapi.yaml" > "$log" 2>&1
 report openapi/valid-3.1 $? "$log" 30
 NODE_PATH=$npm_dir/node_modules node "$root/tests/openapi/coverage.js" "$root/api/openapi.yaml" \
-	"$root"/tests/vm/tests/api/* "$root"/tests/vm/tests/tenant/* > "$log" 2>&1
+	"$root"/tests/vm/tests/api/* "$root"/tests/vm/tests/tenant/* "$root"/tests/vm/tests/export/* > "$log" 2>&1
 rc=$?
 [ $rc = 0 ] && sed 's/^/# /' "$log" | tail -n 1
 report openapi/every-documented-answer-exercised $rc "$log" 30

@@ -390,7 +390,8 @@ static void db_version_2_is_migrated(void)
 	snprintf(path, sizeof(path), "%s/state.db", dir);
 	CHECK(sqlite3_open(path, &h) == SQLITE_OK);
 	CHECK(sqlite3_exec(h, "ALTER TABLE pools DROP COLUMN uuid; ALTER TABLE pools DROP COLUMN capacity;"
-			   "ALTER TABLE tenants DROP COLUMN quotas;"
+			   "ALTER TABLE tenants DROP COLUMN quotas; DROP TABLE hosts; DROP TABLE exports;"
+			   "DELETE FROM meta WHERE key = 'appliance';"
 			   "UPDATE meta SET value = '2' WHERE key = 'version'", NULL, NULL, NULL) == SQLITE_OK);
 	sqlite3_close(h);
 	CHECK(ag_db_open_readonly(&db, dir, &e) == 0);
@@ -487,7 +488,69 @@ static void db_names_are_scoped_to_the_tenant(void)
 	cleanup();
 }
 
+/*
+ * Hosts and exports are stored and come back; an appliance id is made
+ * once and kept; each refusal changes nothing: another tenant's host, an
+ * NQN another host has, deleting an exported volume, a host with exports,
+ * a tenant with hosts.
+ */
+static void db_hosts_and_exports(void)
+{
+	struct ag_volume_spec s = { .name = "db", .tenant = "zeta", .pool = "p0",
+				    .size = 64 << 20, .policy = *pol("") };
+	const char *nqn_a = "nqn.2014-08.org.nvmexpress:uuid:0a", *nqn_z = "nqn.2014-08.example:z";
+	char appliance[AG_UUID_TEXT], sub[AG_NQN_MAX + 1];
+	struct ag_agent a;
+	struct ag_err e;
+
+	fresh_dir();
+	CHECK(open_with_doc(&a) == 0);
+	a.nvme_port.id = 1;
+	CHECK(ag_uuid_valid(ag_db_appliance(a.db)));
+	strcpy(appliance, ag_db_appliance(a.db));
+	CHECK(ag_tenant_create(&a, "zeta", "", NULL, NULL, &e) == 0);
+	CHECK(ag_volume_create(&a, &s, &e) == 0);
+	CHECK(ag_host_add(&a, "acme", "web", nqn_a, &e) == 0);
+	CHECK(ag_host_add(&a, "zeta", "web", nqn_z, &e) == 0);
+	/* refused, each */
+	CHECK(ag_host_add(&a, "zeta", "web2", nqn_a, &e) == -1 && e.code == AG_E_EXISTS);
+	CHECK(ag_host_add(&a, "zeta", "web", "nqn.other", &e) == -1 && e.code == AG_E_EXISTS);
+	CHECK(ag_host_add(&a, "zeta", "x", "nqn", &e) == -1 && e.code == AG_E_INVALID);
+	CHECK(ag_host_add(&a, "zeta", "x", "nqn.a/b", &e) == -1 && e.code == AG_E_INVALID);
+	CHECK(ag_host_add(&a, "nobody", "x", "nqn.x.y", &e) == -1 && e.code == AG_E_NOTFOUND);
+	CHECK(ag_export_add(&a, "zeta.db", "nohost", &e) == -1 && e.code == AG_E_NOTFOUND);
+	CHECK(ag_export_add(&a, "v1", "web", &e) == 0);
+	CHECK(ag_export_add(&a, "v1", "web", &e) == 0);	/* again: as it is */
+	CHECK(ag_export_add(&a, "zeta.db", "web", &e) == 0);
+	CHECK(ag_state_host(&a.st, "acme", "web")->nr_exports == 1);
+	CHECK(ag_volume_delete(&a, "v1", &e) == -1 && e.code == AG_E_BUSY);
+	CHECK(ag_host_delete(&a, "acme", "web", &e) == -1 && e.code == AG_E_BUSY);
+	CHECK(ag_tenant_create(&a, "h", "", NULL, NULL, &e) == 0);
+	CHECK(ag_host_add(&a, "h", "one", "nqn.2014-08.example:h", &e) == 0);
+	CHECK(ag_tenant_delete(&a, "h", &e) == -1 && e.code == AG_E_BUSY);
+	CHECK(ag_host_delete(&a, "h", "one", &e) == 0 && ag_tenant_delete(&a, "h", &e) == 0);
+	ag_subsys_nqn(&a, "zeta.db", sub);
+	CHECK(!strncmp(sub, AG_NQN_PREFIX, strlen(AG_NQN_PREFIX)) && strstr(sub, appliance) &&
+	      !strcmp(sub + strlen(sub) - 8, ":zeta.db"));
+	ag_agent_close(&a);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
+	a.nvme_port.id = 1;
+	CHECK(!strcmp(ag_db_appliance(a.db), appliance));
+	CHECK(a.st.hosts.nr == 2 && a.st.exports.nr == 2);
+	CHECK(ag_state_volume(&a.st, "v1")->nr_exports == 1);
+	CHECK(!strcmp(ag_state_host(&a.st, "zeta", "web")->nqn, nqn_z));
+	CHECK(ag_export_delete(&a, "v1", "web", &e) == 0);
+	CHECK(ag_export_delete(&a, "v1", "web", &e) == -1 && e.code == AG_E_NOTFOUND);
+	CHECK(ag_host_delete(&a, "acme", "web", &e) == 0);
+	CHECK(ag_volume_delete(&a, "v1", &e) == 0);
+	/* its NQN is free again */
+	CHECK(ag_host_add(&a, "zeta", "web2", nqn_a, &e) == 0);
+	ag_agent_close(&a);
+	cleanup();
+}
+
 static const struct unit_test tests[] = {
+	UNIT_TEST(db_hosts_and_exports),
 	UNIT_TEST(db_names_are_scoped_to_the_tenant),
 	UNIT_TEST(db_version_2_is_migrated),
 	UNIT_TEST(db_sizes_old_and_huge),

@@ -78,6 +78,14 @@ static void model_rejects_bad_states(void)
 		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"},"
 		" \"a.v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
 		" \"runs\": [[2, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
+		/* hosts and exports: bad keys, bad or shared NQNs, an export to no host of its tenant */
+		"{" POOL ", \"hosts\": {\"a\": {\"nqn\": \"nqn.x\"}}}",
+		"{" POOL ", \"hosts\": {\"a/h\": {\"nqn\": \"iqn.x\"}}}",
+		"{" POOL ", \"hosts\": {\"a/h\": {\"nqn\": \"nqn.x\"}, \"b/h\": {\"nqn\": \"nqn.x\"}}}",
+		"{" POOL ", \"volumes\": {\"v1\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
+		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"}},"
+		" \"hosts\": {\"b/h\": {\"nqn\": \"nqn.x\"}}, \"exports\": {\"v1/h\": {}}}",
+		"{" POOL ", \"hosts\": {\"a/h\": {\"nqn\": \"nqn.x\"}}, \"exports\": {\"v9/h\": {}}}",
 		"{" POOL ", \"volumes\": {\"a.\": {\"tenant\": \"a\", \"pool\": \"disk1\", \"size\": 512,"
 		" \"runs\": [[1, 1]], \"policy\": \"\", \"state\": \"ready\"}}}",
 	};

@@ -14,7 +14,7 @@ tenant_setup() {
 	at_exit 'kill $dpid 2> /dev/null; wait $dpid; for d in $(dmsetup ls | awk "/^sluice-/ && !/-data/ {print \$1}"); do dmsetup remove --retry $d; done; for d in $(dmsetup ls | awk "/^sluice-/ {print \$1}"); do dmsetup remove --retry $d; done; rmmod dm_sluice_weight 2> /dev/null; rmmod brd'
 	rm -rf $TENANT_STATE
 	mkdir -p $TENANT_STATE /etc/sluice
-	printf 'listen = 127.0.0.1:8080\n' > /etc/sluice/sluiced.conf
+	printf 'listen = 127.0.0.1:8080\n%s\n' "${TENANT_CONF:-}" > /etc/sluice/sluiced.conf
 	tenant_daemon
 	ADMIN=$(cat $TENANT_STATE/admin.token)
 	req 201 "$ADMIN" POST /v1/pools \

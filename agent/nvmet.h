@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel's NVMe target (nvmet), driven through its configfs tree
+ * (/sys/kernel/config/nvmet): one subsystem per exported volume, whose one
+ * namespace is the volume's sluice device, reachable from the hosts it is
+ * exported to only (allow_any_host 0), on one TCP port.
+ *
+ *   hosts/<host nqn>/
+ *   subsystems/<nqn>/attr_allow_any_host        0
+ *                   /attr_model                 "sluice"
+ *                   /allowed_hosts/<host nqn>   -> hosts/<host nqn>
+ *                   /namespaces/1/{device_path, device_uuid, device_nguid, enable}
+ *   ports/<id>/{addr_trtype, addr_adrfam, addr_traddr, addr_trsvcid}
+ *   ports/<id>/subsystems/<nqn>                 -> subsystems/<nqn>
+ *
+ * Only subsystems whose NQN starts with the appliance's prefix are ours:
+ * they are made, repaired and removed; nothing else in the tree is touched
+ * but the port and the host entries ours use. configfs does not survive a
+ * reboot, so reconcile builds it again from the store, like the dm devices.
+ *
+ * A host taken off a subsystem keeps a controller it has connected; so the
+ * subsystem is unlinked from the port and linked again, which ends every
+ * controller of it (the hosts still allowed reconnect by themselves).
+ */
+#ifndef SLUICE_AGENT_NVMET_H
+#define SLUICE_AGENT_NVMET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define AG_NVMET_ROOT "/sys/kernel/config/nvmet"
+#define AG_NQN_MAX 223		/* NVMe's limit, NUL not counted */
+#define AG_NQN_PREFIX "nqn.2026-12.io.sluice:"
+
+struct ag_nvmet_port {
+	unsigned int id;	/* ports/<id>; 0: no exports */
+	char addr[64];		/* IPv4 or IPv6, as the kernel takes it */
+	unsigned int port;
+};
+
+/* One subsystem as it should be. */
+struct ag_nvmet_subsys {
+	char nqn[AG_NQN_MAX + 1];
+	char device[160];		/* the namespace's block device */
+	uint8_t uuid[16];		/* the namespace's UUID and NGUID: stable across reboots */
+	const char *const *hosts;	/* the host NQNs allowed, sorted */
+	size_t nr_hosts;
+};
+
+/* Whether text is an NQN nvmet takes as a host's: "nqn." and printable, no '/'. */
+bool ag_nqn_valid(const char *text);
+
+/*
+ * Make one subsystem what want says (want NULL: remove the subsystem nqn,
+ * if it is there). Under root (AG_NVMET_ROOT, or another for tests).
+ * *changed counts what was done. AG_E_INTERNAL when nvmet is not there or
+ * configfs refuses.
+ */
+int ag_nvmet_converge_one(const char *root, const struct ag_nvmet_port *port,
+			  const char *nqn, const struct ag_nvmet_subsys *want, unsigned int *changed,
+			  struct ag_err *e);
+/*
+ * Every subsystem of ours under root: the wanted ones (sorted by NQN) made
+ * as they should be, the others with the prefix removed. One that fails
+ * does not stop the others; -1 with the first failure.
+ */
+int ag_nvmet_converge_all(const char *root, const struct ag_nvmet_port *port,
+			  const char *prefix, const struct ag_nvmet_subsys *want, size_t n,
+			  unsigned int *changed, struct ag_err *e);
+/* Remove hosts/<nqn> if no subsystem allows it (a host deleted). */
+void ag_nvmet_drop_host(const char *root, const char *nqn);
+
+#endif

@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 #include <linux/hrtimer.h>
 #include <linux/workqueue.h>
+#include <linux/hashtable.h>
 #include <linux/refcount.h>
 #include <linux/pagemap.h>
 #include <linux/device-mapper.h>
@@ -26,7 +27,12 @@
 
 #define DM_MSG_PREFIX "sluice"
 
-static LIST_HEAD(sluice_vols);
+/*
+ * The volumes by their device's number: a table load finds its own, and the
+ * one below it, without walking them all (10,000 devices on a box is a
+ * walk of 10,000 on every create).
+ */
+static DEFINE_HASHTABLE(sluice_vols, 10);
 static DEFINE_MUTEX(sluice_vols_lock);
 struct workqueue_struct *sluice_wq;
 /* The page of every suspend probe: no other bio can carry it. */
@@ -328,7 +334,7 @@ static void __sluice_dirty_strict_apply(struct mapped_device *md)
 	bool on = false;
 
 	lockdep_assert_held(&sluice_vols_lock);
-	list_for_each_entry(v, &sluice_vols, list)
+	hash_for_each_possible(sluice_vols, v, node, disk_devt(dm_disk(md)))
 		if (v->md == md && v->dirty_strict)
 			on = true;
 	if (on)
@@ -354,36 +360,59 @@ static void sluice_dirty_strict(struct sluice_vol *v, bool on)
  * time). Refused at table load. A map between the two (a linear device,
  * say) hides them from each other: the pool then relies on the detector.
  */
+/* Whether v's live table is a member of pool; the caller holds sluice_vols_lock. */
+static bool sluice_vol_in_pool(struct sluice_vol *v, const char *pool, dev_t below, dev_t self)
+{
+	struct sluice_c *other;
+	bool in;
+
+	spin_lock(&v->s.lock);
+	/* a live table is not destroyed before presuspend clears this */
+	other = v->live_sc;
+	in = other && other->member && !strcmp(other->cfg.pool, pool) &&
+	     (v->devt == below || other->dev->bdev->bd_dev == self);
+	spin_unlock(&v->s.lock);
+	return in;
+}
+
 static bool sluice_nests_in_pool(struct sluice_c *sc, struct mapped_device *md)
 {
+	struct block_device *whole = dm_disk(md)->part0;
 	dev_t self = disk_devt(dm_disk(md)), below = sc->dev->bdev->bd_dev;
 	struct sluice_vol *v;
 	bool nests = false;
+	int bkt;
 
 	mutex_lock(&sluice_vols_lock);
-	list_for_each_entry(v, &sluice_vols, list) {
-		struct sluice_c *other;
-
-		spin_lock(&v->s.lock);
-		/* a live table is not destroyed before presuspend clears this */
-		other = v->live_sc;
-		if (other && other->member && !strcmp(other->cfg.pool, sc->cfg.pool) &&
-		    (disk_devt(dm_disk(v->md)) == below || other->dev->bdev->bd_dev == self))
-			nests = true;
-		spin_unlock(&v->s.lock);
+	/* directly over a member: the one below is found by its number */
+	hash_for_each_possible(sluice_vols, v, node, below) {
+		nests = sluice_vol_in_pool(v, sc->cfg.pool, below, self);
+		if (nests)
+			goto out;
+	}
+	/*
+	 * Directly under one: a device stacked on this one holds it, so one
+	 * that nobody holds (every new device) is under nothing.
+	 */
+	if (!READ_ONCE(whole->bd_holders))
+		goto out;
+	hash_for_each(sluice_vols, bkt, v, node) {
+		nests = sluice_vol_in_pool(v, sc->cfg.pool, below, self);
 		if (nests)
 			break;
 	}
+out:
 	mutex_unlock(&sluice_vols_lock);
 	return nests;
 }
 
 static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begin)
 {
+	dev_t devt = disk_devt(dm_disk(md));
 	struct sluice_vol *v;
 
 	mutex_lock(&sluice_vols_lock);
-	list_for_each_entry(v, &sluice_vols, list) {
+	hash_for_each_possible(sluice_vols, v, node, devt) {
 		if (v->md == md && v->begin == begin) {
 			refcount_inc(&v->ref);
 			goto out;
@@ -392,6 +421,7 @@ static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begi
 	v = kzalloc(sizeof(*v), GFP_KERNEL);
 	if (!v)
 		goto out;
+	v->devt = devt;
 	v->md = md;
 	v->begin = begin;
 	refcount_set(&v->ref, 1);
@@ -402,7 +432,7 @@ static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begi
 	atomic_set(&v->nr_downstream, 0);
 	v->may_hold = true;
 	sluice_stats_reset(v);
-	list_add(&v->list, &sluice_vols);
+	hash_add(sluice_vols, &v->node, devt);
 out:
 	mutex_unlock(&sluice_vols_lock);
 	return v;
@@ -415,7 +445,7 @@ static void sluice_vol_put(struct sluice_vol *v)
 		mutex_unlock(&sluice_vols_lock);
 		return;
 	}
-	list_del(&v->list);
+	hash_del(&v->node);
 	if (v->dirty_strict)
 		__sluice_dirty_strict_apply(v->md);
 	mutex_unlock(&sluice_vols_lock);

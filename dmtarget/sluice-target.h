@@ -59,7 +59,8 @@ struct sluice_group;
  * the counters: reloading the same table changes nothing.
  */
 struct sluice_vol {
-	struct list_head list;		/* in sluice_vols */
+	struct hlist_node node;		/* in sluice_vols, by devt */
+	dev_t devt;			/* md's device number */
 	struct mapped_device *md;
 	sector_t begin;
 	refcount_t ref;

@@ -99,6 +99,43 @@ static int drop(int (*fn)(const char *), const char *path, unsigned int *changed
 	return errno == ENOENT ? 0 : fail_errno(e, "remove", path);
 }
 
+/* Remove every link in dir (a port's subsystems, a subsystem's allowed hosts). */
+static int drop_links(const char *dir, unsigned int *changed, struct ag_err *e)
+{
+	char link[PATH_MAX + 320];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int rc = 0;
+
+	while (d && !rc && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
+		rc = drop(unlink, link, changed, e);
+	}
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+/* The first entry of dir that is not prefix's, into name; false for none. */
+static bool foreign_entry(const char *dir, const char *prefix, char *name, size_t len)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	bool found = false;
+
+	while (d && !found && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || (prefix && !strncmp(de->d_name, prefix, strlen(prefix))))
+			continue;
+		snprintf(name, len, "%s", de->d_name);
+		found = true;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 static void uuid_text(const uint8_t *u, char *out)
 {
 	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
@@ -116,16 +153,14 @@ static void uuid_text(const uint8_t *u, char *out)
 static int port_ready(const char *root, const struct ag_nvmet_port *port, const char *prefix,
 		      bool rewrite, unsigned int *changed, struct ag_err *e)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 64], have[128], svc[16];
+	char dir[PATH_MAX], path[PATH_MAX + 64], have[128], svc[16], other[256];
 	const char *fam = strchr(port->addr, ':') ? "ipv6" : "ipv4";
 	const char *const attrs[][2] = {
 		{ "addr_trtype", "tcp" }, { "addr_adrfam", fam }, { "addr_traddr", port->addr },
 		{ "addr_trsvcid", svc },
 	};
-	struct dirent *de;
 	bool same = true;
 	size_t i;
-	DIR *d;
 
 	snprintf(svc, sizeof(svc), "%u", port->port);
 	snprintf(dir, sizeof(dir), "%s/ports/%u", root, port->id);
@@ -139,31 +174,15 @@ static int port_ready(const char *root, const struct ag_nvmet_port *port, const 
 	if (same)
 		return 0;
 	snprintf(path, sizeof(path), "%s/subsystems", dir);
-	d = opendir(path);
-	while (d && (de = readdir(d))) {
-		char link[PATH_MAX + 320];
-
-		if (de->d_name[0] == '.')
-			continue;
-		/* a port that serves nobody is written at once; one that does, by reconcile */
-		if (!rewrite) {
-			closedir(d);
-			return ag_fail(e, AG_E_INTERNAL, "nvmet: port %u is not %s:%u yet (reconcile changes it)",
-				       port->id, port->addr, port->port);
-		}
-		if (!prefix || strncmp(de->d_name, prefix, strlen(prefix))) {
-			closedir(d);
-			return ag_fail(e, AG_E_INTERNAL, "nvmet: port %u serves %s, not ours: not changed",
-				       port->id, de->d_name);
-		}
-		snprintf(link, sizeof(link), "%s/%s", path, de->d_name);
-		if (drop(unlink, link, changed, e)) {
-			closedir(d);
-			return -1;
-		}
-	}
-	if (d)
-		closedir(d);
+	/* a port that serves nobody is written at once; one that serves ours, by reconcile */
+	if (foreign_entry(path, NULL, other, sizeof(other)) && !rewrite)
+		return ag_fail(e, AG_E_INTERNAL, "nvmet: port %u is not %s:%u yet (reconcile changes it)",
+			       port->id, port->addr, port->port);
+	if (foreign_entry(path, prefix, other, sizeof(other)))
+		return ag_fail(e, AG_E_INTERNAL, "nvmet: port %u serves %s, not ours: not changed",
+			       port->id, other);
+	if (drop_links(path, changed, e))
+		return -1;
 	for (i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, attrs[i][0]);
 		if (write_attr(path, attrs[i][1], e))
@@ -301,8 +320,6 @@ static int remove_subsys(const char *root, const char *nqn, unsigned int *change
 			 struct ag_err *e)
 {
 	char sub[PATH_MAX], path[PATH_MAX + 256];
-	struct dirent *de;
-	DIR *d;
 
 	snprintf(sub, sizeof(sub), "%s/subsystems/%s", root, nqn);
 	if (!exists(sub))
@@ -310,20 +327,8 @@ static int remove_subsys(const char *root, const char *nqn, unsigned int *change
 	if (unlink_ports(root, nqn, 0, changed, e))
 		return -1;
 	snprintf(path, sizeof(path), "%s/allowed_hosts", sub);
-	d = opendir(path);
-	while (d && (de = readdir(d))) {
-		char link[PATH_MAX + 512];
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(link, sizeof(link), "%s/%s", path, de->d_name);
-		if (drop(unlink, link, changed, e)) {
-			closedir(d);
-			return -1;
-		}
-	}
-	if (d)
-		closedir(d);
+	if (drop_links(path, changed, e))
+		return -1;
 	snprintf(path, sizeof(path), "%s/namespaces/1/enable", sub);
 	if (exists(path) && write_attr(path, "0", e))
 		return -1;

@@ -243,19 +243,15 @@ static unsigned int post_keyed(const char *tok, const char *path, const char *ke
 }
 
 /*
- * A create retried with its Idempotency-Key gets the first answer again and
- * makes nothing more; the key with another body is refused; keys are each
- * caller's own.
+ * An agent without a kernel in a new directory (dir, a mkdtemp template),
+ * with pool p0 (16 extents) and tenants t0 and t1, whose tokens are
+ * ctok[0] and ctok[1]; the API's context on it.
  */
-static void api_idempotency_key_replays_a_create(void)
+static void two_tenants(char *dir, struct ag_agent *agent)
 {
-	char dir[] = "/tmp/sluice-idem-XXXXXX", err[256], hash[2][AP_HASH_HEX + 1], cmd[64];
-	const char *body = "{\"name\":\"k1\",\"pool\":\"p0\",\"size_bytes\":67108864}";
-	struct ap_response r1, r2, r3;
-	struct ag_agent agent;
+	char err[256], hash[2][AP_HASH_HEX + 1];
 	struct ag_model m;
 	struct ag_err e;
-	char *first;
 	json_t *doc;
 	int i;
 
@@ -267,10 +263,27 @@ static void api_idempotency_key_replays_a_create(void)
 			hash[0], "t1", "token_sha256", hash[1]);
 	CHECK(doc && ag_model_from_json(&m, doc, err, sizeof(err)) == 0);
 	json_decref(doc);
-	CHECK(ag_agent_open(&agent, dir, 0, false, &e) == 0);
-	CHECK(ag_state_replace(&agent, &m, &e) == 0);
+	CHECK(ag_agent_open(agent, dir, 0, false, &e) == 0);
+	CHECK(ag_state_replace(agent, &m, &e) == 0);
 	ag_model_free(&m);
-	cctx.agent = &agent;
+	cctx.agent = agent;
+}
+
+/*
+ * A create retried with its Idempotency-Key gets the first answer again and
+ * makes nothing more; the key with another body is refused; keys are each
+ * caller's own.
+ */
+static void api_idempotency_key_replays_a_create(void)
+{
+	char dir[] = "/tmp/sluice-idem-XXXXXX", cmd[64];
+	const char *body = "{\"name\":\"k1\",\"pool\":\"p0\",\"size_bytes\":67108864}";
+	struct ap_response r1, r2, r3;
+	struct ag_agent agent;
+	char *first;
+	int i;
+
+	two_tenants(dir, &agent);
 	cctx.idem = ap_idem_new();
 	memset(cctx.admin_hash, 'x', AP_HASH_HEX);
 	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/volumes", "retry-1", body, &r1) == 201);
@@ -320,29 +333,15 @@ static void api_idempotency_key_replays_a_create(void)
  */
 static void api_names_are_the_tenants(void)
 {
-	char dir[] = "/tmp/sluice-names-XXXXXX", err[256], hash[2][AP_HASH_HEX + 1], cmd[64];
+	char dir[] = "/tmp/sluice-names-XXXXXX", cmd[64];
 	const char *body = "{\"name\":\"db\",\"pool\":\"p0\",\"size_bytes\":67108864}";
 	struct ap_response r;
 	struct ag_agent agent;
-	struct ag_model m;
-	struct ag_err e;
 	char *out, *nowhere;
-	json_t *doc, *j;
-	int i;
+	json_t *j;
 
-	CHECK(mkdtemp(dir));
 	setenv("SLUICED_LOG", "warning", 1);
-	for (i = 0; i < 2; i++)
-		CHECK(ap_token_new(ctok[i]) == 0 && ap_token_hash(ctok[i], hash[i]) == 0);
-	doc = json_pack("{s:{s:{s:s, s:I}}, s:{s:{s:s}, s:{s:s}}}", "pools", "p0", "device",
-			"/dev/null", "extents", (json_int_t)16, "tenants", "t0", "token_sha256",
-			hash[0], "t1", "token_sha256", hash[1]);
-	CHECK(doc && ag_model_from_json(&m, doc, err, sizeof(err)) == 0);
-	json_decref(doc);
-	CHECK(ag_agent_open(&agent, dir, 0, false, &e) == 0);
-	CHECK(ag_state_replace(&agent, &m, &e) == 0);
-	ag_model_free(&m);
-	cctx.agent = &agent;
+	two_tenants(dir, &agent);
 	memset(cctx.admin_hash, 'x', AP_HASH_HEX);
 	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/volumes", NULL, body, &r) == 201);
 	CHECK(!strcmp(r.location, "/v1/volumes/t0.db"));

@@ -22,10 +22,12 @@ subsys_of() {
 }
 
 # connected_dev <subsystem nqn>: the initiator's block device of it, in $dev
+# (the namespace's head, nvmeXnY: a path under it, nvmeXcYnZ, has no node)
 connected_dev() {
 	dev=
 	for b in /sys/block/nvme*; do
-		[ -e "$b/device/subsysnqn" ] || continue
+		case ${b##*/} in nvme*c*n*) continue ;; esac
+		[ -e "$b/device/subsysnqn" ] && [ -b "/dev/${b##*/}" ] || continue
 		[ "$(cat "$b/device/subsysnqn")" = "$1" ] && dev=/dev/${b##*/}
 	done
 	[ -n "$dev" ]

@@ -542,6 +542,46 @@ int ag_db_del_export(struct ag_db *db, const char *key, struct ag_err *e)
 	return run(db, "DELETE FROM exports WHERE id = ?", f, 1, false, e);
 }
 
+static int put_host(struct ag_db *db, const void *h, struct ag_err *e)
+{
+	return ag_db_put_host(db, h, e);
+}
+
+static int del_host(struct ag_db *db, const void *key, struct ag_err *e)
+{
+	return ag_db_del_host(db, key, e);
+}
+
+static int put_export(struct ag_db *db, const void *x, struct ag_err *e)
+{
+	return ag_db_put_export(db, x, e);
+}
+
+static int del_export(struct ag_db *db, const void *key, struct ag_err *e)
+{
+	return ag_db_del_export(db, key, e);
+}
+
+int ag_db_store_host(struct ag_db *db, const struct ag_host *h, struct ag_err *e)
+{
+	return store_one(db, put_host, h, e);
+}
+
+int ag_db_drop_host(struct ag_db *db, const char *key, struct ag_err *e)
+{
+	return store_one(db, del_host, key, e);
+}
+
+int ag_db_store_export(struct ag_db *db, const struct ag_export *x, struct ag_err *e)
+{
+	return store_one(db, put_export, x, e);
+}
+
+int ag_db_drop_export(struct ag_db *db, const char *key, struct ag_err *e)
+{
+	return store_one(db, del_export, key, e);
+}
+
 int ag_db_clear(struct ag_db *db, struct ag_err *e)
 {
 	return exec(db, "DELETE FROM exports; DELETE FROM hosts; DELETE FROM volumes;"

@@ -74,6 +74,10 @@ int ag_db_put_tenant(struct ag_db *db, const struct ag_tenant *t, struct ag_err 
 /* A tenant's or a pool's row in a transaction of its own (an outcome not known is logged). */
 int ag_db_store_tenant(struct ag_db *db, const struct ag_tenant *t, struct ag_err *e);
 int ag_db_store_pool(struct ag_db *db, const struct ag_pool *p, struct ag_err *e);
+int ag_db_store_host(struct ag_db *db, const struct ag_host *h, struct ag_err *e);
+int ag_db_drop_host(struct ag_db *db, const char *key, struct ag_err *e);
+int ag_db_store_export(struct ag_db *db, const struct ag_export *x, struct ag_err *e);
+int ag_db_drop_export(struct ag_db *db, const char *key, struct ag_err *e);
 int ag_db_del_tenant(struct ag_db *db, const char *id, struct ag_err *e);
 int ag_db_put_volume(struct ag_db *db, const struct ag_volume *v, struct ag_err *e);
 int ag_db_del_volume(struct ag_db *db, const char *id, struct ag_err *e);

@@ -49,38 +49,6 @@ static void ns_uuid(const struct ag_agent *a, const char *volume, uint8_t *u)
 	u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
 }
 
-static int store_change(struct ag_agent *a, int (*put)(struct ag_db *, const void *, struct ag_err *),
-			const void *row, struct ag_err *e)
-{
-	if (ag_db_begin(a->db, e))
-		return -1;
-	if (put(a->db, row, e)) {
-		ag_db_rollback(a->db);
-		return -1;
-	}
-	return ag_db_commit(a->db, e);
-}
-
-static int put_host(struct ag_db *db, const void *h, struct ag_err *e)
-{
-	return ag_db_put_host(db, h, e);
-}
-
-static int del_host(struct ag_db *db, const void *key, struct ag_err *e)
-{
-	return ag_db_del_host(db, key, e);
-}
-
-static int put_export(struct ag_db *db, const void *x, struct ag_err *e)
-{
-	return ag_db_put_export(db, x, e);
-}
-
-static int del_export(struct ag_db *db, const void *key, struct ag_err *e)
-{
-	return ag_db_del_export(db, key, e);
-}
-
 int ag_host_add(struct ag_agent *a, const char *tenant, const char *name, const char *nqn,
 		struct ag_err *e)
 {
@@ -108,7 +76,7 @@ int ag_host_add(struct ag_agent *a, const char *tenant, const char *name, const 
 	} else if (ag_idmap_get(&a->st.nqns, nqn)) {
 		/* nvmet admits by NQN: one NQN of two tenants would be both tenants' */
 		ag_fail(e, AG_E_EXISTS, "nqn: a host of this NQN is registered on the appliance");
-	} else if (!store_change(a, put_host, h, e)) {
+	} else if (!ag_db_store_host(a->db, h, e)) {
 		if (ag_state_add_host(&a->st, h))
 			ag_fail(e, AG_E_INTERNAL, "out of memory (the host is stored: restart to see it)");
 		else
@@ -136,7 +104,7 @@ int ag_host_delete(struct ag_agent *a, const char *tenant, const char *name, str
 	} else if (h->nr_exports) {
 		ag_fail(e, AG_E_BUSY, "host %s has %zu volumes exported to it: unexport them first",
 			name, h->nr_exports);
-	} else if (!store_change(a, del_host, h->key, e)) {
+	} else if (!ag_db_drop_host(a->db, h->key, e)) {
 		strcpy(nqn, h->nqn);
 		ag_state_drop_host(&a->st, h->key);
 		rc = 0;
@@ -177,7 +145,7 @@ int ag_export_add(struct ag_agent *a, const char *volume, const char *host, stru
 	} else if (ag_idmap_get(&a->st.exports, x->key)) {
 		had = true;
 		rc = 0;
-	} else if (!store_change(a, put_export, x, e)) {
+	} else if (!ag_db_store_export(a->db, x, e)) {
 		if (ag_state_add_export(&a->st, x))
 			ag_fail(e, AG_E_INTERNAL, "out of memory (the export is stored: restart to see it)");
 		else
@@ -203,7 +171,7 @@ int ag_export_delete(struct ag_agent *a, const char *volume, const char *host, s
 	pthread_rwlock_wrlock(&a->st.lock);
 	if (!ag_idmap_get(&a->st.exports, key)) {
 		ag_fail(e, AG_E_NOTFOUND, "volume %s is not exported to host %s", volume, host);
-	} else if (!store_change(a, del_export, key, e)) {
+	} else if (!ag_db_drop_export(a->db, key, e)) {
 		ag_state_drop_export(&a->st, key);
 		rc = 0;
 	}

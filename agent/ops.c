@@ -301,8 +301,8 @@ out:
 int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size,
 		     const struct ag_policy *policy, bool by_tenant, struct ag_err *e)
 {
-	bool exported = false;
-	struct ag_volume next, *v = NULL;
+	bool tell_hosts = false;
+	struct ag_volume next, *v;
 	struct ag_tenant *t;
 	struct ag_pool *p;
 	int rc = -1;
@@ -370,6 +370,8 @@ int ag_volume_change(struct ag_agent *a, const char *id, uint64_t size,
 	}
 	p->reserved_iops += next.policy.limits.reserve_iops - v->policy.limits.reserve_iops;
 	p->reserved_bps += next.policy.limits.reserve_bps - v->policy.limits.reserve_bps;
+	/* a grown volume's hosts are told its new size (nvmet's revalidate), after the kernel has it */
+	tell_hosts = next.size > v->size && v->nr_exports;
 	ag_volume_release(v);
 	*v = next;
 	next.runs = NULL;
@@ -381,13 +383,11 @@ undo:
 	ag_extmap_release(&p->map, next.runs, next.nr_runs);
 	ag_extmap_mark(&p->map, v->runs, v->nr_runs);
 out:
-	exported = !rc && v && v->nr_exports;
 	pthread_rwlock_unlock(&a->st.lock);
 	ag_volume_release(&next);
 	if (!rc && a->with_kernel)
 		rc = ag_converge_volume(a, id, e);
-	/* a grown volume's hosts are told its new size (nvmet's revalidate) */
-	if (!rc && a->with_kernel && exported)
+	if (!rc && a->with_kernel && tell_hosts)
 		rc = ag_converge_exports(a, id, e);
 	return rc;
 }
@@ -576,6 +576,7 @@ out:
 int ag_tenant_delete(struct ag_agent *a, const char *id, struct ag_err *e)
 {
 	const struct ag_tenant *t;
+	size_t hosts;
 	int rc = -1;
 
 	pthread_rwlock_wrlock(&a->st.lock);
@@ -589,8 +590,9 @@ int ag_tenant_delete(struct ag_agent *a, const char *id, struct ag_err *e)
 		ag_fail(e, AG_E_BUSY, "tenant %s has %zu volumes", id, t->nr_volumes);
 		goto out;
 	}
-	if (ag_tenant_hosts(&a->st, id)) {
-		ag_fail(e, AG_E_BUSY, "tenant %s has %zu hosts", id, ag_tenant_hosts(&a->st, id));
+	hosts = ag_tenant_hosts(&a->st, id);
+	if (hosts) {
+		ag_fail(e, AG_E_BUSY, "tenant %s has %zu hosts", id, hosts);
 		goto out;
 	}
 	if (ag_db_begin(a->db, e))

@@ -357,25 +357,41 @@ static void sluice_dirty_strict(struct sluice_vol *v, bool on)
  * under, a live member of the same pool: the upper member's bio would hold
  * a slot while its clone below waited for one, and a pool full of such bios
  * deadlocks (the stall detector would only break it after a second each
- * time). Refused at table load. A map between the two (a linear device,
- * say) hides them from each other: the pool then relies on the detector.
+ * time). Refused at table load, and again at resume, where a table that
+ * passes is recorded (checked_sc) before either is live. A map between the
+ * two (a linear device, say) hides them from each other, as a target cannot
+ * see into another target's table: the pool then relies on the detector.
  */
-/* Whether v's live table is a member of pool; the caller holds sluice_vols_lock. */
+/* Whether other is a member of pool directly over or under the new table. */
+static bool sluice_sc_nests(struct sluice_c *other, struct sluice_vol *v,
+			    const char *pool, dev_t below, dev_t self)
+{
+	return other && other->member && !strcmp(other->cfg.pool, pool) &&
+	       (v->devt == below || other->dev->bdev->bd_dev == self);
+}
+
+/*
+ * Whether v's live table, or the one that passed its check at preresume and
+ * is about to be, is such a member; the caller holds sluice_vols_lock.
+ */
 static bool sluice_vol_in_pool(struct sluice_vol *v, const char *pool, dev_t below, dev_t self)
 {
-	struct sluice_c *other;
 	bool in;
 
+	/* neither table is destroyed before it is cleared from v */
+	if (sluice_sc_nests(v->checked_sc, v, pool, below, self))
+		return true;
 	spin_lock(&v->s.lock);
-	/* a live table is not destroyed before presuspend clears this */
-	other = v->live_sc;
-	in = other && other->member && !strcmp(other->cfg.pool, pool) &&
-	     (v->devt == below || other->dev->bdev->bd_dev == self);
+	in = sluice_sc_nests(v->live_sc, v, pool, below, self);
 	spin_unlock(&v->s.lock);
 	return in;
 }
 
-static bool sluice_nests_in_pool(struct sluice_c *sc, struct mapped_device *md)
+/*
+ * Whether sc nests in its pool. With claim (at preresume), a table that
+ * does not is recorded as checked in the same critical section.
+ */
+static bool sluice_nests_in_pool(struct sluice_c *sc, struct mapped_device *md, bool claim)
 {
 	struct block_device *whole = dm_disk(md)->part0;
 	dev_t self = disk_devt(dm_disk(md)), below = sc->dev->bdev->bd_dev;
@@ -402,8 +418,19 @@ static bool sluice_nests_in_pool(struct sluice_c *sc, struct mapped_device *md)
 			break;
 	}
 out:
+	if (claim && !nests)
+		sc->vol->checked_sc = sc;
 	mutex_unlock(&sluice_vols_lock);
 	return nests;
+}
+
+/* sc is suspended or going away: it no longer counts for another's check */
+static void sluice_unclaim(struct sluice_c *sc)
+{
+	mutex_lock(&sluice_vols_lock);
+	if (sc->vol->checked_sc == sc)
+		sc->vol->checked_sc = NULL;
+	mutex_unlock(&sluice_vols_lock);
 }
 
 static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begin)
@@ -489,8 +516,10 @@ static void sluice_dtr(struct dm_target *ti)
 		sluice_policy_put(sc->policy);
 	if (sc->group)
 		sluice_group_put(sc->group);
-	if (sc->vol)
+	if (sc->vol) {
+		sluice_unclaim(sc);
 		sluice_vol_put(sc->vol);
+	}
 	if (sc->dev)
 		dm_put_device(ti, sc->dev);
 	kfree(sc);
@@ -587,7 +616,7 @@ static int sluice_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Device lookup failed";
 		goto bad;
 	}
-	if (sc->member && sluice_nests_in_pool(sc, dm_table_get_md(ti->table))) {
+	if (sc->member && sluice_nests_in_pool(sc, dm_table_get_md(ti->table), false)) {
 		ti->error = "pool: the device below or above is a member of the same pool";
 		ret = -EINVAL;
 		goto bad;
@@ -804,6 +833,7 @@ static void sluice_presuspend(struct dm_target *ti)
 	 * moment may_hold goes false every new bio passes (charged), and a
 	 * submitter gets the CPU whenever this sleeps.
 	 */
+	sluice_unclaim(sc);
 	hrtimer_cancel(&v->s.timer);
 	cancel_work_sync(&v->s.dispatch);
 	spin_lock(&v->s.lock);
@@ -876,12 +906,15 @@ static void sluice_presuspend_undo(struct dm_target *ti)
 	sluice_open(ti->private);
 }
 
-/* Nesting in a pool is refused at load; both tables loaded first get here. */
+/*
+ * Nesting in a pool is refused at load; both tables loaded first get here,
+ * and so do two resumed at once: the first to pass is seen by the other.
+ */
 static int sluice_preresume(struct dm_target *ti)
 {
 	struct sluice_c *sc = ti->private;
 
-	if (sc->member && sluice_nests_in_pool(sc, dm_table_get_md(ti->table))) {
+	if (sc->member && sluice_nests_in_pool(sc, dm_table_get_md(ti->table), true)) {
 		DMERR("pool %s: the device below or above is a member of the same pool",
 		      sc->cfg.pool);
 		return -EINVAL;

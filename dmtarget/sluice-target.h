@@ -82,6 +82,13 @@ struct sluice_vol {
 
 	/* the table live and holding bios, for its pool member and group */
 	struct sluice_c *live_sc;
+	/*
+	 * Under sluice_vols_lock: the table that passed the nesting check at
+	 * preresume, until it is suspended or destroyed. Another table's
+	 * check counts it as live, so that two resumes at once cannot both
+	 * pass before either is live.
+	 */
+	struct sluice_c *checked_sc;
 	/* the suspend probe, see sluice_is_probe() */
 	struct work_struct probe_work;	/* on system_unbound_wq */
 	struct timer_list probe_timer;	/* queues dispatch to decide on one */

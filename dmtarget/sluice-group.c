@@ -121,6 +121,10 @@ void sluice_group_count(struct sluice_group *g, struct sluice_io *io, int sign)
 {
 	atomic64_add(sign, &g->st.ios[io->dir]);
 	atomic64_add(sign * (s64)io->bytes, &g->st.bytes[io->dir]);
+	if (sign < 0 && io->group_throttled)
+		atomic64_dec(&g->st.throttled[io->dir]);
+	if (sign < 0)
+		sluice_stats_unwait(&g->st, io, SLUICE_CHARGED_GROUP);
 }
 
 /*
@@ -154,6 +158,7 @@ bool sluice_group_admit(struct sluice_group *g, struct sluice_io *io)
 		__sluice_stage_arm(&g->s, now + wait);
 	__sluice_stage_hold(&g->s, io, now);
 	atomic64_inc(&g->st.throttled[io->dir]);
+	io->group_throttled = true;
 	spin_unlock(&g->s.lock);
 	return false;
 }

@@ -153,16 +153,20 @@ void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
 		s->nr_queued--;
 		if (how != SLUICE_RETURN) {
 			__sluice_stage_charge(s, io, now);
-			sluice_stats_wait(st, now - io->arrival_ns);
+			sluice_stats_wait(st, io, s == &io->vol->s ? SLUICE_CHARGED_VOL :
+					  SLUICE_CHARGED_GROUP, now - io->arrival_ns);
 		}
 		bio_list_add(out, sluice_io_bio(io));
 	}
 }
 
-void sluice_stats_wait(struct sluice_stats *st, u64 wait)
+/* A bio that stage held waited wait ns: counted, and noted in the bio. */
+void sluice_stats_wait(struct sluice_stats *st, struct sluice_io *io, u8 stage, u64 wait)
 {
 	s64 max = atomic64_read(&st->wait_max_ns);
 
+	io->waited |= stage;
+	io->wait_ns[stage == SLUICE_CHARGED_GROUP] = wait;
 	atomic64_add(wait, &st->wait_ns);
 	atomic64_inc(&st->hist[sl_hist_bucket(wait)]);
 	while ((u64)max < wait) {
@@ -172,6 +176,21 @@ void sluice_stats_wait(struct sluice_stats *st, u64 wait)
 			break;
 		max = old;
 	}
+}
+
+/*
+ * dm submits the bio again: the wait it had is taken back, so that each
+ * bio a stage held is in its histogram once (wait_max_ns keeps its peak).
+ */
+void sluice_stats_unwait(struct sluice_stats *st, struct sluice_io *io, u8 stage)
+{
+	u64 wait = io->wait_ns[stage == SLUICE_CHARGED_GROUP];
+
+	if (!(io->waited & stage))
+		return;
+	io->waited &= ~stage;
+	atomic64_sub(wait, &st->wait_ns);
+	atomic64_dec(&st->hist[sl_hist_bucket(wait)]);
 }
 
 void sluice_stats_zero(struct sluice_stats *st)

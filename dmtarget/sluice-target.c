@@ -691,6 +691,7 @@ static void sluice_uncount(struct sluice_vol *v, struct sluice_io *io)
 	atomic64_dec(&v->st.ios[io->dir]);
 	if (io->throttled)
 		atomic64_dec(&v->st.throttled[io->dir]);
+	sluice_stats_unwait(&v->st, io, SLUICE_CHARGED_VOL);
 	if (io->count_bytes)
 		atomic64_sub(io->bytes, &v->st.bytes[io->dir]);
 	else
@@ -721,6 +722,8 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 	io->group_passed = false;
 	io->downstream = false;
 	io->charged = 0;
+	io->waited = 0;
+	io->group_throttled = false;
 	io->dir = SL_READ;
 	/* our own probe: dm is not holding bios back (see sluice_is_probe()) */
 	if (unlikely(sluice_is_probe(bio))) {

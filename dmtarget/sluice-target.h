@@ -132,6 +132,13 @@ struct sluice_io {
 	bool group_passed;		/* its group has it, or charged it */
 	bool downstream;		/* counted in vol->nr_downstream */
 	u8 charged;			/* SLUICE_CHARGED_*: the stages that did */
+	/*
+	 * SLUICE_CHARGED_*: the stages that held it and counted its wait,
+	 * and those waits, taken back if dm submits it again.
+	 */
+	u8 waited;
+	bool group_throttled;		/* counted in its group's throttled */
+	u64 wait_ns[2];			/* by the volume's stage, the group's */
 	struct sluice_c *pool_sc;	/* the table whose pool it goes to */
 	struct sluice_vol *vol;
 	struct sluice_group *group;
@@ -177,7 +184,8 @@ void __sluice_stage_hold(struct sluice_stage *s, struct sluice_io *io, u64 now);
 void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
 			    struct bio_list *out, u64 now, enum sluice_release how,
 			    u64 max_hold_ns);
-void sluice_stats_wait(struct sluice_stats *st, u64 wait);
+void sluice_stats_wait(struct sluice_stats *st, struct sluice_io *io, u8 stage, u64 wait);
+void sluice_stats_unwait(struct sluice_stats *st, struct sluice_io *io, u8 stage);
 void sluice_stats_zero(struct sluice_stats *st);
 void sluice_emit_counters(struct sluice_stats *st, const char *prefix, char *result,
 			  unsigned int maxlen, unsigned int *szp);

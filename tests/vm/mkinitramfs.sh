@@ -95,7 +95,8 @@ base)
 overlay)
 	root=$4
 	mkdir -p "$stage/lib/modules/$kver/extra" "$stage/sluice"
-	for ko in "$root"/dmtarget/*.ko; do
+	# the project's modules as built for this kernel (mk/modules.sh)
+	for ko in "$root/build/k-$kver"/*.ko; do
 		[ -e "$ko" ] && cp "$ko" "$stage/lib/modules/$kver/extra/"
 	done
 	# the project's programs, with the libraries the base does not have

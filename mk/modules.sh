@@ -33,21 +33,17 @@ for f in "$src"/Kbuild "$src"/*.c "$src"/*.h; do
 	fi
 done
 
-ko="$dir/dm-sluice.ko $dir/dm-sluice-weight.ko"
-if [ $# = 0 ] && [ $fresh = 0 ]; then
-	stale=0
-	for k in $ko; do
-		[ -e "$k" ] || stale=1
+# up to date: both modules there, and no source (through its link) newer
+up_to_date() {
+	for k in "$dir/dm-sluice.ko" "$dir/dm-sluice-weight.ko"; do
+		[ -e "$k" ] || return 1
+		[ -z "$(find -L "$dir" -maxdepth 1 \( -name Kbuild -o -name '*.[ch]' \) \
+			! -name '*.mod.c' -newer "$k" | head -n 1)" ] || return 1
 	done
-	if [ $stale = 0 ]; then
-		# the older of the two modules against every source (through its link)
-		oldest=$(ls -tr $ko | head -n 1)
-		newer=$(find -L "$dir" -maxdepth 1 \( -name Kbuild -o -name '*.[ch]' \) \
-			! -name '*.mod.c' -newer "$oldest" | head -n 1)
-		[ -n "$newer" ] || exit 0
-	fi
+}
+if [ $# = 0 ] && [ $fresh = 0 ] && up_to_date; then
+	exit 0
 fi
 make --no-print-directory -s -C "$kdir" M="$dir" "$@" modules
 # what Kbuild left as it was (nothing to relink) is up to date all the same
-# shellcheck disable=SC2086
-touch $ko
+touch "$dir/dm-sluice.ko" "$dir/dm-sluice-weight.ko"

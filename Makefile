@@ -4,13 +4,19 @@
 SHELL := /bin/bash
 ROOT := $(CURDIR)
 BUILD := $(ROOT)/build
+# KERNEL=6.1 (Debian 12's own, the default) or KERNEL=6.12 (its security
+# archive's): the kernel the modules are built for, the guest boots and the
+# lint checks against (mk/kver.sh gives its release). Each kernel's modules
+# are in build/k-<release>/, its guest's output in tests/vm/out (6.1) or
+# tests/vm/out-<KERNEL>.
+KERNEL ?= 6.1
+export KERNEL
 KVER = $(shell $(ROOT)/mk/kver.sh)
-KDIR = /lib/modules/$(KVER)/build
-VM_OUT := $(ROOT)/tests/vm/out
+VM_OUT := $(ROOT)/tests/vm/out$(if $(filter-out 6.1,$(KERNEL)),-$(KERNEL))
 T ?= all
 B ?= all
 
-.PHONY: FORCE all deps modules agent test test-unit unit-build test-lint test-vm test-image image run dev-shell bench fuzz clean deb install
+.PHONY: all deps modules agent test test-unit unit-build test-lint test-vm test-image image run dev-shell bench fuzz clean deb install
 
 all: deps modules agent unit-build
 
@@ -20,22 +26,10 @@ include tests/unit/unit.mk
 deps:
 	@$(ROOT)/mk/deps.sh
 
-# Kbuild takes seconds even when nothing changed, so it runs only when a
-# source changed or the kernel the modules are for did (build/modules.kver).
-KO := $(ROOT)/dmtarget/dm-sluice.ko $(ROOT)/dmtarget/dm-sluice-weight.ko
-KO_SRC := $(filter-out %.mod.c,$(wildcard $(ROOT)/dmtarget/*.[ch])) $(ROOT)/dmtarget/Kbuild
-KVER_STAMP := $(BUILD)/modules.kver
-
-modules: $(KO)
-
-$(KVER_STAMP): FORCE | deps
-	@mkdir -p $(@D); [ "$$(cat $@ 2> /dev/null)" = "$(KVER)" ] || echo "$(KVER)" > $@
-
-$(KO) &: $(KO_SRC) $(KVER_STAMP) | deps
-	@$(MAKE) --no-print-directory -s -C $(KDIR) M=$(ROOT)/dmtarget modules
-	@touch $(KO)
-
-FORCE:
+# The modules for KERNEL in build/k-<release>/ (mk/modules.sh: Kbuild runs
+# only when a source is newer than them).
+modules: deps
+	@$(ROOT)/mk/modules.sh "$(KVER)"
 
 # The Debian packages (packaging/debian): build/deb/*.deb, checked by lintian.
 deb: deps
@@ -62,9 +56,9 @@ test-image: deb
 PREFIX ?= /usr/local
 INSTALL_KVER ?= $(shell uname -r)
 install: agent
-	@$(MAKE) --no-print-directory -s -C /lib/modules/$(INSTALL_KVER)/build M=$(ROOT)/dmtarget modules
+	@$(ROOT)/mk/modules.sh "$(INSTALL_KVER)"
 	install -D -m 0644 -t $(DESTDIR)/lib/modules/$(INSTALL_KVER)/extra \
-		$(ROOT)/dmtarget/dm-sluice.ko $(ROOT)/dmtarget/dm-sluice-weight.ko
+		$(BUILD)/k-$(INSTALL_KVER)/dm-sluice.ko $(BUILD)/k-$(INSTALL_KVER)/dm-sluice-weight.ko
 	[ -n "$(DESTDIR)" ] || depmod -a $(INSTALL_KVER)
 	install -D -m 0755 $(SLUICED) $(DESTDIR)$(PREFIX)/sbin/sluiced
 	install -D -m 0755 $(SLUICECTL) $(DESTDIR)$(PREFIX)/bin/sluicectl
@@ -117,5 +111,4 @@ bench: modules agent
 	@$(ROOT)/bench/run.sh $(B)
 
 clean:
-	-@$(MAKE) --no-print-directory -s -C $(KDIR) M=$(ROOT)/dmtarget clean
-	rm -rf $(BUILD) $(VM_OUT)
+	rm -rf $(BUILD) $(ROOT)/tests/vm/out $(ROOT)/tests/vm/out-*

@@ -483,7 +483,7 @@ static void sluice_vol_put(struct sluice_vol *v)
 	/* pairs with the release in the probe's end_io: it is done with v */
 	wait_var_event(&v->probe_inflight, !smp_load_acquire(&v->probe_inflight));
 	/* with may_hold false nothing arms the probe timer again */
-	del_timer_sync(&v->probe_timer);
+	timer_delete_sync(&v->probe_timer);
 	/* presuspend released every held bio before the last table went */
 	sluice_stage_stop(&v->s);
 	kfree(v);
@@ -643,14 +643,14 @@ bad:
 /* A write of page-cache pages is writeback; direct I/O carries user pages. */
 static bool sluice_is_writeback(struct bio *bio)
 {
-	struct page *page;
+	struct folio *folio;
 
 	if (bio->bi_opf & REQ_BACKGROUND)
 		return true;
 	if (!bio_has_data(bio))
 		return false;
-	page = bio_page(bio);
-	return !PageAnon(page) && page_mapping(page);
+	folio = page_folio(bio_page(bio));
+	return !folio_test_anon(folio) && folio_mapping(folio);
 }
 
 /* A bio within its limits goes to its pool, if it has one, else on. */

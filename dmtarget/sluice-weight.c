@@ -287,9 +287,9 @@ static void weight_detach(struct sluice_member *m)
 	list_del(&p->list);
 	mutex_unlock(&sluice_pools_lock);
 	/* the work re-arms the timer only while bios wait: none are left */
-	del_timer_sync(&p->stall_timer);
+	timer_delete_sync(&p->stall_timer);
 	cancel_work_sync(&p->dispatch);
-	del_timer_sync(&p->stall_timer);
+	timer_delete_sync(&p->stall_timer);
 	WARN_ON_ONCE(p->inflight);
 	kvfree(p->wv);
 	kvfree(p->rv);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Kernel style checks on the module sources, reported as tests:
 # checkpatch.pl (from Debian's linux-source, run out of tree) and sparse
-# (make C=2, which checks every file, built or not). Writes counts to $1.
+# (make C=2, which checks every file, built or not) against the headers of
+# the kernel KERNEL selects (mk/kver.sh). Writes counts to $1.
 set -u
 counts=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,12 +27,14 @@ for f in "$root"/dmtarget/*.c "$root"/dmtarget/*.h; do
 	report "lint/checkpatch/$(basename "$f")" "$rc" "$log" 40
 done
 
-make -s -C "/lib/modules/$kver/build" M="$root/dmtarget" C=2 CF="-D__CHECK_ENDIAN__" modules > "$log" 2>&1
+# in the kernel's own build directory of the modules (mk/modules.sh)
+"$root/mk/modules.sh" "$kver" C=2 CF="-D__CHECK_ENDIAN__" > "$log" 2>&1
 rc=$?
 # sparse reports as warnings on stderr; any line naming a source file fails
-if [ "$rc" = 0 ] && grep -q "dmtarget/.*: \(warning\|error\)" "$log"; then
+# (by its name alone: newer kernels build in the module's directory)
+if [ "$rc" = 0 ] && grep -Eq '(^|/)sluice[^/: ]*\.[ch]:[0-9]+(:[0-9]+)?: (warning|error)' "$log"; then
 	rc=1
 fi
-report "lint/sparse" "$rc" "$log" 40
+report "lint/sparse/$kver" "$rc" "$log" 40
 report_counts "$counts"
 [ "$failed" = 0 ]

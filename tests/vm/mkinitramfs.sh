@@ -53,18 +53,27 @@ copy_with_libs() {
 	done
 }
 
-# Copy a kernel module and, through modules.dep, everything it depends on.
+# Copy a kernel module and, through modules.dep, everything it depends on. A
+# module built into the kernel (6.12 builds in some that 6.1 has as modules)
+# needs nothing. Compressed modules (6.12's are .ko.xz) go in decompressed:
+# busybox's insmod and modprobe load only plain ones, and the guest's depmod
+# lists what it finds.
 copy_module() {
 	moddir=/lib/modules/$kver
-	rel=$(awk -F: -v m="/$1.ko" 'index($1, m) && substr($1, length($1) - length(m) + 1) == m {print; exit}' \
+	rel=$(awk -F: -v m="/$1.ko" '{ f = $1; sub(/\.xz$/, "", f) }
+		index(f, m) && substr(f, length(f) - length(m) + 1) == m {print; exit}' \
 		"$moddir/modules.dep")
 	if [ -z "$rel" ]; then
+		grep -q "/$1\.ko\$" "$moddir/modules.builtin" 2> /dev/null && return 0
 		echo "mkinitramfs: module $1 not found for $kver" >&2
 		exit 1
 	fi
 	for f in ${rel%%:*} ${rel#*:}; do
 		mkdir -p "$stage$moddir/$(dirname "$f")"
-		cp "$moddir/$f" "$stage$moddir/$f"
+		case $f in
+		*.ko.xz) xz -dc "$moddir/$f" > "$stage$moddir/${f%.xz}" ;;
+		*) cp "$moddir/$f" "$stage$moddir/$f" ;;
+		esac
 	done
 }
 
@@ -95,7 +104,8 @@ base)
 overlay)
 	root=$4
 	mkdir -p "$stage/lib/modules/$kver/extra" "$stage/sluice"
-	for ko in "$root"/dmtarget/*.ko; do
+	# the project's modules as built for this kernel (mk/modules.sh)
+	for ko in "$root/build/k-$kver"/*.ko; do
 		[ -e "$ko" ] && cp "$ko" "$stage/lib/modules/$kver/extra/"
 	done
 	# the project's programs, with the libraries the base does not have

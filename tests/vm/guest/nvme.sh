@@ -7,6 +7,16 @@ HA=nqn.2014-08.org.nvmexpress:uuid:0a0a0a0a-0000-4000-8000-00000000000a
 HG=nqn.2014-08.org.nvmexpress:uuid:0b0b0b0b-0000-4000-8000-00000000000b
 HX=nqn.2014-08.org.nvmexpress:uuid:0c0c0c0c-0000-4000-8000-00000000000c
 
+# hostid <nqn>: the host ID that goes with a host's NQN, the UUID in it, for
+# every connect and discover as that host. A real host's nvme-cli sends its
+# own (/etc/nvme/hostid); the guest plays several hosts and has none, and
+# without one the initiator takes its default host's ID, which it refuses
+# beside another NQN from 6.5 on ("found same hostid ... but different
+# hostnqn"): 6.1 let the hosts share it.
+hostid() {
+	echo "${1##*:uuid:}"
+}
+
 # nvme_setup: the target's and the initiator's modules, and configfs
 nvme_setup() {
 	modprobe nvmet && modprobe nvmet-tcp && modprobe nvme-tcp || skip "no nvmet or nvme-tcp"

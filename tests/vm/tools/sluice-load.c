@@ -11,7 +11,12 @@
  *       <clients> threads, each on its own connection, each request one of
  *       GET a volume (7 in 10), PATCH its policy (2 in 10), create a new
  *       volume (1 in 10), of the tenant's volumes v0..v<volumes-1>; prints
- *       {"requests", "errors", "p50_ms", "p99_ms", "max_ms"}
+ *       {"requests", "errors", "created", "deleted", "p50_ms", "p99_ms", "max_ms"}
+ *   sluice-load churn <port> <token> <tenant> <pool> <clients> <seconds> <volumes>
+ *       the same mix, except that a client that has made CHURN_KEEP volumes
+ *       of its own deletes its oldest instead of making another (1 MiB
+ *       each): the state stays the same size however long it runs, so what
+ *       the daemon's memory does over a run is its own
  * An error is a status other than the one expected, or no answer.
  */
 #include <arpa/inet.h>
@@ -24,8 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#define CHURN_KEEP 2
+
 static int port;
 static const char *token, *tenant, *pool;
+static int churn;
 
 static double now_ms(void)
 {
@@ -145,6 +153,7 @@ struct client {
 	double *lat;
 	size_t nlat, cap;
 	long errors;
+	long created, deleted;	/* volumes made, and deleted, by its requests */
 	long by_status[6];	/* the errors by the status's hundreds; [0] no answer */
 };
 
@@ -153,7 +162,7 @@ static void *mixed_client(void *arg)
 	struct client *c = arg;
 	unsigned int seed = (unsigned int)c->n * 2654435761u;
 	char path[128], body[256];
-	long made = 0;
+	long made = 0, deleted = 0;
 	int fd = -1;
 
 	while (now_ms() < c->until) {
@@ -171,14 +180,24 @@ static void *mixed_client(void *arg)
 				 100 + (int)(rand_r(&seed) % 1000));
 			st = request(&fd, "PATCH", path, body);
 			want = 200;
+		} else if (churn && made - deleted >= CHURN_KEEP) {
+			snprintf(path, sizeof(path), "/v1/volumes/%s.m%d-%d-%ld", tenant,
+				 (int)getpid(), c->n, deleted++);
+			st = request(&fd, "DELETE", path, NULL);
+			want = 202;
 		} else {
 			snprintf(path, sizeof(path), "/v1/tenants/%s/volumes", tenant);
 			/* the run's own names: one run after another makes no clash */
 			snprintf(body, sizeof(body), "{\"name\":\"m%d-%d-%ld\",\"pool\":\"%s\","
-				 "\"size_bytes\":67108864}", (int)getpid(), c->n, made++, pool);
+				 "\"size_bytes\":%d}", (int)getpid(), c->n, made++, pool,
+				 churn ? 1048576 : 67108864);
 			st = request(&fd, "POST", path, body);
 			want = 201;
 		}
+		if (st == want && want == 201)
+			c->created++;
+		if (st == want && want == 202)
+			c->deleted++;
 		if (st != want) {
 			c->errors++;
 			c->by_status[st > 0 && st < 600 ? st / 100 : 0]++;
@@ -204,7 +223,7 @@ static int mixed(int clients, int seconds, long volumes)
 	pthread_t *t = calloc((size_t)clients, sizeof(*t));
 	double *all, until = now_ms() + seconds * 1e3;
 	size_t total = 0, k = 0;
-	long errors = 0, by[6] = { 0 };
+	long errors = 0, by[6] = { 0 }, created = 0, deleted = 0;
 	int i, j;
 
 	if (!c || !t)
@@ -217,6 +236,8 @@ static int mixed(int clients, int seconds, long volumes)
 		pthread_join(t[i], NULL);
 		total += c[i].nlat;
 		errors += c[i].errors;
+		created += c[i].created;
+		deleted += c[i].deleted;
 		for (j = 0; j < 6; j++)
 			by[j] += c[i].by_status[j];
 	}
@@ -226,8 +247,9 @@ static int mixed(int clients, int seconds, long volumes)
 		k += c[i].nlat;
 		free(c[i].lat);
 	}
-	printf("{\"requests\": %zu, \"errors\": %ld, \"p50_ms\": %.2f, \"p99_ms\": %.2f,"
-	       " \"max_ms\": %.2f, \"errors_none_4xx_5xx\": [%ld, %ld, %ld]}\n", total, errors,
+	printf("{\"requests\": %zu, \"errors\": %ld, \"created\": %ld, \"deleted\": %ld,"
+	       " \"p50_ms\": %.2f, \"p99_ms\": %.2f, \"max_ms\": %.2f,"
+	       " \"errors_none_4xx_5xx\": [%ld, %ld, %ld]}\n", total, errors, created, deleted,
 	       pct(all, total, 0.5), pct(all, total, 0.99), pct(all, total, 1.0), by[0], by[4], by[5]);
 	free(all);
 	free(c);
@@ -244,7 +266,8 @@ int main(int argc, char **argv)
 		pool = argv[5];
 		return create(atol(argv[6]), atol(argv[7]));
 	}
-	if (argc == 9 && !strcmp(argv[1], "mixed")) {
+	if (argc == 9 && (!strcmp(argv[1], "mixed") || !strcmp(argv[1], "churn"))) {
+		churn = !strcmp(argv[1], "churn");
 		port = atoi(argv[2]);
 		token = argv[3];
 		tenant = argv[4];
@@ -252,6 +275,6 @@ int main(int argc, char **argv)
 		return mixed(atoi(argv[6]), atoi(argv[7]), atol(argv[8]));
 	}
 	fprintf(stderr, "usage: sluice-load create <port> <token> <tenant> <pool> <first> <count>\n"
-		"       sluice-load mixed <port> <token> <tenant> <pool> <clients> <seconds> <volumes>\n");
+		"       sluice-load mixed|churn <port> <token> <tenant> <pool> <clients> <seconds> <volumes>\n");
 	return 2;
 }

@@ -20,10 +20,10 @@
 #define FORMAT "sluice-state"
 /*
  * 1 was the JSON document, state.json; 3 added pools.uuid, pools.capacity
- * and tenants.quotas; 4 the hosts and exports tables (a store of 2 or 3 is
- * brought to 4 when it is opened for writing).
+ * and tenants.quotas; 4 the hosts and exports tables; 5 hosts.dhchap (a
+ * store of 2 to 4 is brought to 5 when it is opened for writing).
  */
-#define SCHEMA_VERSION "4"
+#define SCHEMA_VERSION "5"
 #define SEP "\x1f"
 
 struct ag_db {
@@ -38,7 +38,8 @@ struct ag_db {
 };
 
 #define HOSTS_EXPORTS \
-	"CREATE TABLE hosts(id TEXT PRIMARY KEY, nqn TEXT NOT NULL, crc INTEGER NOT NULL);" \
+	"CREATE TABLE hosts(id TEXT PRIMARY KEY, nqn TEXT NOT NULL, crc INTEGER NOT NULL," \
+	" dhchap TEXT NOT NULL DEFAULT '');" \
 	"CREATE TABLE exports(id TEXT PRIMARY KEY, crc INTEGER NOT NULL);"
 
 static const char schema[] =
@@ -146,7 +147,7 @@ static int check_existing(struct ag_db *db, struct ag_err *e)
 	}
 	fmt = (const char *)sqlite3_column_text(st, 0);
 	ver = (const char *)sqlite3_column_text(st, 1);
-	if (!fmt || !ver || strcmp(fmt, FORMAT) || strlen(ver) != 1 || ver[0] < '2' || ver[0] > '4') {
+	if (!fmt || !ver || strcmp(fmt, FORMAT) || strlen(ver) != 1 || ver[0] < '2' || ver[0] > '5') {
 		ag_fail(e, AG_E_CORRUPT, "%s/" AG_DB_FILE ": not a sluice state of version 2 to "
 			SCHEMA_VERSION, db->dir);
 		goto out;
@@ -189,8 +190,10 @@ static int configure(struct ag_db *db, struct ag_err *e)
 		"ALTER TABLE pools ADD COLUMN uuid TEXT NOT NULL DEFAULT '';"
 		"ALTER TABLE pools ADD COLUMN capacity TEXT NOT NULL DEFAULT '';"
 		"ALTER TABLE tenants ADD COLUMN quotas TEXT NOT NULL DEFAULT '';",
-		/* 3 to 4 */
+		/* 3 to 4, with 5's column */
 		HOSTS_EXPORTS,
+		/* 4 to 5 */
+		"ALTER TABLE hosts ADD COLUMN dhchap TEXT NOT NULL DEFAULT '';",
 	};
 	char uuid[AG_UUID_TEXT], sql[128];
 	int v;
@@ -198,7 +201,7 @@ static int configure(struct ag_db *db, struct ag_err *e)
 	if (exec(db, "PRAGMA journal_mode=WAL", e) || exec(db, "PRAGMA synchronous=FULL", e) ||
 	    read_appliance(db, e))
 		return -1;
-	if (db->version == 4 && db->appliance[0])
+	if (db->version == 5 && db->appliance[0])
 		return 0;
 	if (ag_uuid_new(uuid))
 		return ag_fail(e, AG_E_INTERNAL, "no random numbers for the appliance's id");
@@ -206,14 +209,18 @@ static int configure(struct ag_db *db, struct ag_err *e)
 	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta VALUES('appliance', '%s')", uuid);
 	if (exec(db, "BEGIN IMMEDIATE", e))
 		return -1;
-	for (v = db->version; v < 4; v++)
+	for (v = db->version; v < 5; v++) {
+		/* a store of 3 gains hosts with the dhchap column already */
+		if (v == 4 && db->version < 4)
+			continue;
 		if (exec(db, steps[v - 2], e))
 			goto fail;
+	}
 	if (exec(db, sql, e) ||
 	    exec(db, "UPDATE meta SET value = '" SCHEMA_VERSION "' WHERE key = 'version'", e) ||
 	    exec(db, "COMMIT", e))
 		goto fail;
-	db->version = 4;
+	db->version = 5;
 	return read_appliance(db, e);
 fail:
 	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
@@ -516,9 +523,11 @@ int ag_db_del_volume(struct ag_db *db, const char *id, struct ag_err *e)
 
 int ag_db_put_host(struct ag_db *db, const struct ag_host *h, struct ag_err *e)
 {
-	const char *f[] = { h->key, h->nqn };
+	const char *f[] = { h->key, h->nqn, h->dhchap };
 
-	return run(db, "INSERT OR REPLACE INTO hosts(id, nqn, crc) VALUES(?, ?, ?)", f, 2, true, e);
+	/* a host of no secret's row checksum is as in version 4 (crc_of) */
+	return run(db, "INSERT OR REPLACE INTO hosts(id, nqn, dhchap, crc) VALUES(?, ?, ?, ?)", f, 3,
+		   true, e);
 }
 
 int ag_db_del_host(struct ag_db *db, const char *key, struct ag_err *e)
@@ -714,7 +723,7 @@ int ag_db_load(struct ag_db *db, struct ag_model *m, struct ag_err *e)
 	static const char *const tenant_f[] = { "id", "token_sha256", "@ceilings", "@quotas" };
 	static const char *const vol_f[] = { "id", "tenant", "pool", "#size", "runs", "policy",
 					     "agent_policy", "state", "#wiped", "#deleting_since" };
-	static const char *const host_f[] = { "id", "nqn" };
+	static const char *const host_f[] = { "id", "nqn", "dhchap" };
 	static const char *const export_f[] = { "id" };
 	json_t *state = json_pack("{s:{}, s:{}, s:{}, s:{}, s:{}}", "pools", "tenants", "volumes",
 				  "hosts", "exports");
@@ -741,7 +750,8 @@ int ag_db_load(struct ag_db *db, struct ag_model *m, struct ag_err *e)
 		       " deleting_since, crc FROM volumes", vol_f, 10, json_object_get(state, "volumes"), e) ||
 	     runs_to_json(json_object_get(state, "volumes"), e) ||
 	     (db->version >= 4 &&
-	      (read_rows(db, "SELECT id, nqn, crc FROM hosts", host_f, 2,
+	      (read_rows(db, db->version == 4 ? "SELECT id, nqn, '', crc FROM hosts" :
+			 "SELECT id, nqn, dhchap, crc FROM hosts", host_f, 3,
 			 json_object_get(state, "hosts"), e) ||
 	       read_rows(db, "SELECT id, crc FROM exports", export_f, 1,
 			 json_object_get(state, "exports"), e))) ? -1 : 0;

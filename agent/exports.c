@@ -50,8 +50,9 @@ static void ns_uuid(const struct ag_agent *a, const char *volume, uint8_t *u)
 }
 
 int ag_host_add(struct ag_agent *a, const char *tenant, const char *name, const char *nqn,
-		struct ag_err *e)
+		const char *dhchap, struct ag_err *e)
 {
+	char prefix[AG_NQN_MAX + 1];
 	struct ag_host *h;
 	int rc = -1;
 
@@ -61,9 +62,19 @@ int ag_host_add(struct ag_agent *a, const char *tenant, const char *name, const 
 	if (!ag_nqn_valid(nqn))
 		return ag_fail(e, AG_E_INVALID, "nqn: \"nqn.\" and up to %d printable characters, no '/'",
 			       AG_NQN_MAX);
+	if (dhchap && !ag_dhchap_valid(dhchap))
+		return ag_fail(e, AG_E_INVALID, "dhchap_secret: \"generate\", or a secret"
+			       " \"DHHC-1:<00-03>:<base64 of 32, 48 or 64 bytes and their CRC-32>:\"");
+	snprintf(prefix, sizeof(prefix), AG_NQN_PREFIX "%s:", ag_db_appliance(a->db));
+	/* where nvmet cannot check it, a secret would be a promise not kept */
+	if (dhchap && a->with_kernel && !ag_nvmet_has_auth(a->nvmet_root, prefix))
+		return ag_fail(e, AG_E_INVALID, "dhchap_secret: this appliance's kernel has no NVMe"
+			       " in-band authentication (nvmet's DH-HMAC-CHAP, in 6.12 and later)");
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return ag_fail(e, AG_E_INTERNAL, "out of memory");
+	if (dhchap)
+		snprintf(h->dhchap, sizeof(h->dhchap), "%s", dhchap);
 	snprintf(h->tenant, sizeof(h->tenant), "%s", tenant);
 	snprintf(h->name, sizeof(h->name), "%s", name);
 	snprintf(h->key, sizeof(h->key), "%s/%s", tenant, name);
@@ -85,9 +96,12 @@ int ag_host_add(struct ag_agent *a, const char *tenant, const char *name, const 
 			h = NULL;
 	}
 	pthread_rwlock_unlock(&a->st.lock);
+	if (h)
+		memset(h->dhchap, 0, sizeof(h->dhchap));
 	free(h);
 	if (!rc)
-		ag_log("info", "host %s/%s (%s) registered", tenant, name, nqn);
+		ag_log("info", "host %s/%s (%s) registered%s", tenant, name, nqn,
+		       dhchap ? ", with a DH-HMAC-CHAP secret" : "");
 	return rc;
 }
 
@@ -183,8 +197,6 @@ int ag_export_delete(struct ag_agent *a, const char *volume, const char *host, s
 	return rc;
 }
 
-static void wanted_free(struct ag_nvmet_subsys *want, char **nqns);
-
 /* Strings, or objects that begin with one (an export begins with its key). */
 static int by_text(const void *x, const void *y)
 {
@@ -196,41 +208,56 @@ static int by_nqn(const void *x, const void *y)
 	return strcmp(((const struct ag_nvmet_subsys *)x)->nqn, ((const struct ag_nvmet_subsys *)y)->nqn);
 }
 
+static int by_host_nqn(const void *x, const void *y)
+{
+	return strcmp(((const struct ag_nvmet_host *)x)->nqn, ((const struct ag_nvmet_host *)y)->nqn);
+}
+
+/* What nvmet should hold: the subsystems, their hosts, the port. */
+struct wanted_set {
+	struct ag_nvmet_subsys *subsys;
+	size_t n;
+	struct ag_nvmet_host *hosts;	/* room for nr_hosts, the subsystems' hosts in it */
+	size_t nr_hosts;
+	struct ag_nvmet_port port;
+};
+
 /*
  * The subsystems wanted, of one volume (volume non-NULL) or of all, and the
  * port, copied under the state's lock; sorted by NQN. A volume with no
- * export, or being deleted, has none. Each one's host NQNs point into
- * *nqns, one malloc'd array (NULL-terminated). NULL with e when memory is
- * short: a host left out would be a host cut off.
+ * export, or being deleted, has none. Each one's hosts point into *hosts,
+ * one malloc'd array. NULL with e when memory is short: a host left out
+ * would be a host cut off.
  */
-static struct ag_nvmet_subsys *wanted(struct ag_agent *a, const char *volume, size_t *n,
-				      char ***nqns, struct ag_nvmet_port *port, struct ag_err *e)
+static int wanted(struct ag_agent *a, const char *volume, struct wanted_set *w, struct ag_err *e)
 {
 	struct ag_nvmet_subsys *want;
+	struct ag_nvmet_host *hosts;
 	void **all = NULL;
 	size_t i, j, nx, k = 0;
-	bool short_of_memory = false;
+	size_t *n = &w->n;
 
-	*n = 0;
+	memset(w, 0, sizeof(*w));
 	pthread_rwlock_rdlock(&a->st.lock);
-	*port = a->nvme_port;
+	w->port = a->nvme_port;
 	nx = a->st.exports.nr;
 	if (nx)
 		all = ag_idmap_values(&a->st.exports);
 	want = calloc(nx + 1, sizeof(*want));
-	*nqns = calloc(nx + 1, sizeof(**nqns));
-	if ((nx && !all) || !want || !*nqns) {
+	hosts = calloc(nx + 1, sizeof(*hosts));
+	if ((nx && !all) || !want || !hosts) {
 		pthread_rwlock_unlock(&a->st.lock);
 		free(all);
 		free(want);
-		free(*nqns);
-		*nqns = NULL;
-		ag_fail(e, AG_E_INTERNAL, "out of memory");
-		return NULL;
+		free(hosts);
+		return ag_fail(e, AG_E_INTERNAL, "out of memory");
 	}
+	w->subsys = want;
+	w->hosts = hosts;
+	w->nr_hosts = nx + 1;
 	/* by key, "<volume>/<host>": one volume's exports are together */
 	qsort(all, nx, sizeof(*all), by_text);
-	for (i = 0; i < nx && !short_of_memory; i = j) {
+	for (i = 0; i < nx; i = j) {
 		const struct ag_export *x = all[i];
 		const struct ag_volume *v = ag_state_volume(&a->st, x->volume);
 		struct ag_nvmet_subsys *s = &want[*n];
@@ -242,62 +269,49 @@ static struct ag_nvmet_subsys *wanted(struct ag_agent *a, const char *volume, si
 		ag_subsys_nqn(a, v->id, s->nqn);
 		snprintf(s->device, sizeof(s->device), "/dev/mapper/" AG_DM_PREFIX "%s", v->id);
 		ns_uuid(a, v->id, s->uuid);
-		s->hosts = (const char *const *)&(*nqns)[k];
+		s->hosts = &hosts[k];
 		for (; i < j; i++) {
 			const struct ag_host *h = ag_state_host(&a->st, v->tenant,
 								((const struct ag_export *)all[i])->host);
 
 			if (!h)
 				continue;
-			(*nqns)[k] = strdup(h->nqn);
-			if (!(*nqns)[k]) {
-				short_of_memory = true;
-				break;
-			}
+			strcpy(hosts[k].nqn, h->nqn);
+			strcpy(hosts[k].dhchap, h->dhchap);
 			k++;
 			s->nr_hosts++;
 		}
-		qsort((void *)s->hosts, s->nr_hosts, sizeof(char *), by_text);
+		qsort((void *)s->hosts, s->nr_hosts, sizeof(*s->hosts), by_host_nqn);
 		(*n)++;
 	}
 	pthread_rwlock_unlock(&a->st.lock);
 	free(all);
-	if (short_of_memory) {
-		wanted_free(want, *nqns);
-		*nqns = NULL;
-		ag_fail(e, AG_E_INTERNAL, "out of memory");
-		return NULL;
-	}
 	qsort(want, *n, sizeof(*want), by_nqn);
-	return want;
+	return 0;
 }
 
-static void wanted_free(struct ag_nvmet_subsys *want, char **nqns)
+/* The secrets copied are wiped before the memory goes back. */
+static void wanted_free(struct wanted_set *w)
 {
-	size_t i;
-
-	for (i = 0; nqns && nqns[i]; i++)
-		free(nqns[i]);
-	free(nqns);
-	free(want);
+	if (w->hosts)
+		memset(w->hosts, 0, w->nr_hosts * sizeof(*w->hosts));
+	free(w->hosts);
+	free(w->subsys);
 }
 
 int ag_converge_exports(struct ag_agent *a, const char *volume, struct ag_err *e)
 {
 	char nqn[AG_NQN_MAX + 1];
-	struct ag_nvmet_subsys *want;
-	struct ag_nvmet_port port;
+	struct wanted_set w;
 	unsigned int changed = 0;
-	char **nqns;
-	size_t n;
 	int rc = -1;
 
 	pthread_mutex_lock(&a->nvmet_lock);
-	want = wanted(a, volume, &n, &nqns, &port, e);
-	if (want) {
+	if (!wanted(a, volume, &w, e)) {
 		ag_subsys_nqn(a, volume, nqn);
-		rc = ag_nvmet_converge_one(a->nvmet_root, &port, nqn, n ? want : NULL, &changed, e);
-		wanted_free(want, nqns);
+		rc = ag_nvmet_converge_one(a->nvmet_root, &w.port, nqn, w.n ? w.subsys : NULL,
+					   &changed, e);
+		wanted_free(&w);
 	}
 	pthread_mutex_unlock(&a->nvmet_lock);
 	if (changed)
@@ -308,23 +322,21 @@ int ag_converge_exports(struct ag_agent *a, const char *volume, struct ag_err *e
 int ag_reconcile_exports(struct ag_agent *a, struct ag_err *e)
 {
 	char prefix[AG_NQN_MAX + 1];
-	struct ag_nvmet_port port;
-	struct ag_nvmet_subsys *want;
+	struct wanted_set w;
 	unsigned int changed = 0;
-	char **nqns;
-	size_t n;
-	int rc;
+	int rc = -1;
 
 	/* a store never opened for writing has no appliance id, and so no exports of its own */
 	if (!ag_db_appliance(a->db)[0])
 		return 0;
 	snprintf(prefix, sizeof(prefix), AG_NQN_PREFIX "%s:", ag_db_appliance(a->db));
 	pthread_mutex_lock(&a->nvmet_lock);
-	want = wanted(a, NULL, &n, &nqns, &port, e);
-	rc = want ? ag_nvmet_converge_all(a->nvmet_root, &port, prefix, want, n, &changed, e) : -1;
-	wanted_free(want, nqns);
+	if (!wanted(a, NULL, &w, e)) {
+		rc = ag_nvmet_converge_all(a->nvmet_root, &w.port, prefix, w.subsys, w.n, &changed, e);
+		wanted_free(&w);
+	}
 	pthread_mutex_unlock(&a->nvmet_lock);
 	if (changed)
-		ag_log("info", "nvmet: %u changes for %zu exported volumes", changed, n);
+		ag_log("info", "nvmet: %u changes for %zu exported volumes", changed, w.n);
 	return rc;
 }

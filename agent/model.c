@@ -279,7 +279,7 @@ static bool split_key(const char *key, char *a, size_t alen, char *b, size_t ble
 static int load_hosts(struct ag_model *m, json_t *hosts, char *err, size_t errlen)
 {
 	struct ag_idmap nqns = { 0 };
-	const char *key, *nqn;
+	const char *key, *nqn, *dhchap;
 	size_t i;
 	json_t *j;
 	int rc = 0;
@@ -294,9 +294,11 @@ static int load_hosts(struct ag_model *m, json_t *hosts, char *err, size_t errle
 	json_object_foreach(hosts, key, j) {
 		struct ag_host *h = &m->hosts[m->nr_hosts];
 
+		dhchap = NULL;
 		if (!split_key(key, h->tenant, sizeof(h->tenant), h->name, sizeof(h->name)) ||
 		    !ag_valid_id(h->tenant) || !ag_valid_id(h->name) ||
-		    json_unpack(j, "{s:s}", "nqn", &nqn) || !ag_nqn_valid(nqn)) {
+		    json_unpack(j, "{s:s, s?s}", "nqn", &nqn, "dhchap", &dhchap) ||
+		    !ag_nqn_valid(nqn) || (dhchap && dhchap[0] && !ag_dhchap_valid(dhchap))) {
 			rc = bad(err, errlen, "bad host", key);
 			break;
 		}
@@ -308,6 +310,9 @@ static int load_hosts(struct ag_model *m, json_t *hosts, char *err, size_t errle
 		}
 		strcpy(h->key, key);
 		strcpy(h->nqn, nqn);
+		/* the store has "" for none */
+		if (dhchap)
+			strcpy(h->dhchap, dhchap);
 		m->nr_hosts++;
 		if (ag_idmap_put(&nqns, h->nqn, h)) {
 			rc = bad(err, errlen, "an NQN of two hosts, host", key);

@@ -46,6 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dhchap.h"
 #include "extent.h"
 #include "label.h"
 #include "nvmet.h"
@@ -119,6 +120,12 @@ struct ag_host {
 	char tenant[AG_ID_MAX + 1];
 	char name[AG_ID_MAX + 1];	/* unique in its tenant */
 	char nqn[AG_NQN_MAX + 1];	/* unique on the appliance: it is what nvmet admits */
+	/*
+	 * Its DH-HMAC-CHAP secret ("" for none): with one, nvmet admits the
+	 * host only when it proves it knows it. Kept as is, because the
+	 * kernel needs it in clear; shown only when it is made.
+	 */
+	char dhchap[AG_DHCHAP_MAX + 1];
 	/* in the agent's state: the volumes exported to it */
 	size_t nr_exports;
 };

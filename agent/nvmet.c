@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "nvmet.h"
 
 bool ag_nqn_valid(const char *text)
@@ -220,9 +221,37 @@ static bool wanted_host(const struct ag_nvmet_subsys *want, const char *nqn)
 	size_t i;
 
 	for (i = 0; i < want->nr_hosts; i++)
-		if (!strcmp(want->hosts[i], nqn))
+		if (!strcmp(want->hosts[i].nqn, nqn))
 			return true;
 	return false;
+}
+
+/*
+ * hosts/<nqn>/dhchap_key as the host wants it. A key is written when it
+ * differs; a key set by another hand on a host that has none cannot be
+ * taken back (configfs takes no empty write) and only makes nvmet
+ * stricter: it is reported.
+ */
+static int host_key_as_wanted(const char *dir, const struct ag_nvmet_host *h,
+			      unsigned int *changed, struct ag_err *e)
+{
+	char path[PATH_MAX + 16], have[AG_DHCHAP_MAX + 2];
+
+	snprintf(path, sizeof(path), "%s/dhchap_key", dir);
+	if (!h->dhchap[0]) {
+		read_attr(path, have, sizeof(have));
+		if (have[0])
+			ag_log("warning", "nvmet: host %s has a DH-HMAC-CHAP secret sluice did not set",
+			       h->nqn);
+		return 0;
+	}
+	read_attr(path, have, sizeof(have));
+	if (!strcmp(have, h->dhchap))
+		return 0;
+	if (write_attr(path, h->dhchap, e))
+		return -1;
+	(*changed)++;
+	return 0;
 }
 
 /*
@@ -263,9 +292,12 @@ static int hosts_as_wanted(const char *root, const char *sub, const char *link,
 	}
 	closedir(d);
 	for (i = 0; i < want->nr_hosts; i++) {
-		snprintf(target, sizeof(target), "%s/hosts/%s", root, want->hosts[i]);
-		snprintf(path, sizeof(path), "%s/%s", dir, want->hosts[i]);
-		if (make_dir(target, changed, e) || make_link(target, path, changed, e))
+		snprintf(target, sizeof(target), "%s/hosts/%s", root, want->hosts[i].nqn);
+		snprintf(path, sizeof(path), "%s/%s", dir, want->hosts[i].nqn);
+		/* the secret before the host is allowed: never a window without it */
+		if (make_dir(target, changed, e) ||
+		    host_key_as_wanted(target, &want->hosts[i], changed, e) ||
+		    make_link(target, path, changed, e))
 			return -1;
 	}
 	return 0;
@@ -425,4 +457,18 @@ void ag_nvmet_drop_host(const char *root, const char *nqn)
 	/* configfs refuses while a subsystem links to it: then it stays */
 	snprintf(path, sizeof(path), "%s/hosts/%s", root, nqn);
 	rmdir(path);
+}
+
+bool ag_nvmet_has_auth(const char *root, const char *prefix)
+{
+	char dir[PATH_MAX], key[PATH_MAX + 16];
+	bool has;
+
+	snprintf(dir, sizeof(dir), "%s/hosts/%sauth-probe", root, prefix);
+	snprintf(key, sizeof(key), "%s/dhchap_key", dir);
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return false;
+	has = exists(key);
+	rmdir(dir);
+	return has;
 }

@@ -5,7 +5,7 @@
  * namespace is the volume's sluice device, reachable from the hosts it is
  * exported to only (allow_any_host 0), on one TCP port.
  *
- *   hosts/<host nqn>/
+ *   hosts/<host nqn>/dhchap_key                 its DH-HMAC-CHAP secret, if it has one
  *   subsystems/<nqn>/attr_allow_any_host        0
  *                   /attr_model                 "sluice"
  *                   /allowed_hosts/<host nqn>   -> hosts/<host nqn>
@@ -18,6 +18,10 @@
  * but the port and the host entries ours use. configfs does not survive a
  * reboot, so reconcile builds it again from the store, like the dm devices.
  *
+ * A host with a secret is admitted only when it authenticates (6.12 and
+ * later; where the kernel has no dhchap_key the host is not allowed at
+ * all). The secret is written before the host is allowed on a subsystem.
+ *
  * A host taken off a subsystem keeps a controller it has connected; so the
  * subsystem is unlinked from the port and linked again, which ends every
  * controller of it (the hosts still allowed reconnect by themselves).
@@ -29,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dhchap.h"
 #include "err.h"
 
 #define AG_NVMET_ROOT "/sys/kernel/config/nvmet"
@@ -41,12 +46,18 @@ struct ag_nvmet_port {
 	unsigned int port;
 };
 
+/* A host allowed on a subsystem. */
+struct ag_nvmet_host {
+	char nqn[AG_NQN_MAX + 1];
+	char dhchap[AG_DHCHAP_MAX + 1];	/* its secret; "" for none */
+};
+
 /* One subsystem as it should be. */
 struct ag_nvmet_subsys {
 	char nqn[AG_NQN_MAX + 1];
 	char device[160];		/* the namespace's block device */
 	uint8_t uuid[16];		/* the namespace's UUID and NGUID: stable across reboots */
-	const char *const *hosts;	/* the host NQNs allowed, sorted */
+	const struct ag_nvmet_host *hosts;	/* the hosts allowed, sorted by NQN */
 	size_t nr_hosts;
 };
 
@@ -72,5 +83,10 @@ int ag_nvmet_converge_all(const char *root, const struct ag_nvmet_port *port,
 			  unsigned int *changed, struct ag_err *e);
 /* Remove hosts/<nqn> if no subsystem allows it (a host deleted). */
 void ag_nvmet_drop_host(const char *root, const char *nqn);
+/*
+ * Whether nvmet under root takes DH-HMAC-CHAP secrets for hosts (6.12 has
+ * them; 6.1 does not): a host entry of ours is made, looked at, removed.
+ */
+bool ag_nvmet_has_auth(const char *root, const char *prefix);
 
 #endif

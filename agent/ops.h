@@ -149,8 +149,12 @@ int ag_converge_volume(struct ag_agent *a, const char *id, struct ag_err *e);
  * Each change is stored, then made in nvmet (with_kernel). The caller of
  * an export change holds the volume's lock.
  */
+/*
+ * dhchap: the host's DH-HMAC-CHAP secret (dhchap.h), or NULL for none; one
+ * is refused (AG_E_INVALID) where the kernel cannot check it.
+ */
 int ag_host_add(struct ag_agent *a, const char *tenant, const char *name, const char *nqn,
-		struct ag_err *e);
+		const char *dhchap, struct ag_err *e);
 int ag_host_delete(struct ag_agent *a, const char *tenant, const char *name, struct ag_err *e);
 /* An export that is there already is 0, and converged again. */
 int ag_export_add(struct ag_agent *a, const char *volume, const char *host, struct ag_err *e);

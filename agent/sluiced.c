@@ -76,7 +76,8 @@ static int with_agent(const struct console *con, console_op *op, char **argv)
 
 static int op_host_add(struct ag_agent *a, char **args, struct ag_err *e)
 {
-	return ag_host_add(a, args[0], args[1], args[2], e);
+	/* no secret here: a console's arguments are logged and shown by ps */
+	return ag_host_add(a, args[0], args[1], args[2], NULL, e);
 }
 
 static int op_host_delete(struct ag_agent *a, char **args, struct ag_err *e)
@@ -276,7 +277,8 @@ static json_t *state_json(const struct ag_state *st)
 	for (i = 0; i < n; i++) {
 		const struct ag_host *h = all[i];
 
-		json_object_set_new(hosts, h->key, json_pack("{s:s}", "nqn", h->nqn));
+		json_object_set_new(hosts, h->key, json_pack("{s:s, s:s?}", "nqn", h->nqn, "dhchap",
+							     h->dhchap[0] ? h->dhchap : NULL));
 	}
 	free(all);
 	exports = json_object();

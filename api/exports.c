@@ -12,10 +12,12 @@
 #include "../agent/ops.h"
 #include "handlers.h"
 
+/* A host as shown: whether it authenticates, never its secret. */
 static json_t *host_json(const struct ag_host *h)
 {
-	return json_pack("{s:s, s:s, s:s, s:I}", "name", h->name, "tenant", h->tenant, "nqn", h->nqn,
-			 "exports", (json_int_t)h->nr_exports);
+	return json_pack("{s:s, s:s, s:s, s:s, s:I}", "name", h->name, "tenant", h->tenant, "nqn",
+			 h->nqn, "authentication", h->dhchap[0] ? "dh-hmac-chap" : "none", "exports",
+			 (json_int_t)h->nr_exports);
 }
 
 void ap_list_hosts(struct ap_call *c)
@@ -41,13 +43,18 @@ void ap_list_hosts(struct ap_call *c)
 	ap_reply(c, 200, json_pack("{s:o, s:n}", "items", items, "next"));
 }
 
+/*
+ * dhchap_secret: "generate" (the appliance makes one, shown in this answer
+ * only), or the host's own secret; none, no authentication.
+ */
 void ap_post_host(struct ap_call *c)
 {
-	static const char *const allowed[] = { "name", "nqn", NULL };
-	const char *name, *nqn;
+	static const char *const allowed[] = { "name", "nqn", "dhchap_secret", NULL };
+	char made[AG_DHCHAP_MAX + 1] = "";
+	const char *name, *nqn, *secret = NULL;
 	const struct ag_host *h;
 	struct ag_err e;
-	json_t *b;
+	json_t *b, *body;
 
 	if (!ap_tenant_visible(c))
 		return;
@@ -56,16 +63,25 @@ void ap_post_host(struct ap_call *c)
 		return;
 	if (json_unpack(b, "{s:s, s:s}", "name", &name, "nqn", &nqn)) {
 		ap_problem(c->resp, AP_P_INVALID_REQUEST, "name and nqn: strings");
-	} else if (ag_host_add(c->agent, c->arg, name, nqn, &e)) {
+	} else if (json_unpack(b, "{s?s}", "dhchap_secret", &secret)) {
+		ap_problem(c->resp, AP_P_INVALID_REQUEST, "dhchap_secret: a string");
+	} else if (secret && !strcmp(secret, "generate") && ag_dhchap_generate(made)) {
+		ap_problem(c->resp, AP_P_INTERNAL, "no random numbers for a secret");
+	} else if (ag_host_add(c->agent, c->arg, name, nqn, made[0] ? made : secret, &e)) {
 		ap_op_failed(c, &e);
 	} else {
 		pthread_rwlock_rdlock(&c->st->lock);
 		h = ag_state_host(c->st, c->arg, name);
 		snprintf(c->resp->location, sizeof(c->resp->location), "/v1/tenants/%s/hosts/%s",
 			 c->arg, name);
-		ap_reply(c, 201, h ? host_json(h) : json_object());
+		body = h ? host_json(h) : json_object();
+		/* once: it is never shown again */
+		if (made[0])
+			json_object_set_new(body, "dhchap_secret", json_string(made));
+		ap_reply(c, 201, body);
 		pthread_rwlock_unlock(&c->st->lock);
 	}
+	memset(made, 0, sizeof(made));
 	json_decref(b);
 }
 
@@ -91,8 +107,8 @@ static json_t *export_json(struct ap_call *c, const char *volume, const struct a
 	const char *addr = any ? "<the appliance's address>" : p->addr;
 
 	ag_subsys_nqn(c->agent, volume, nqn);
-	snprintf(line, sizeof(line), "nvme connect -t tcp -a %s -s %u -n %s --hostnqn %s", addr,
-		 p->port, nqn, h->nqn);
+	snprintf(line, sizeof(line), "nvme connect -t tcp -a %s -s %u -n %s --hostnqn %s%s", addr,
+		 p->port, nqn, h->nqn, h->dhchap[0] ? " --dhchap-secret <the host's secret>" : "");
 	return json_pack("{s:s, s:s, s:s, s:s?, s:I, s:s, s:s}", "volume", volume, "host", h->name,
 			 "transport", "tcp", "address", any ? NULL : p->addr, "port",
 			 (json_int_t)p->port, "subsystem_nqn", nqn, "connect", line);

@@ -290,7 +290,10 @@ static void usage(void)
 		"                                               its id: <tenant>.<name>\n"
 		"  volume set <id> <field>=<value>|null ...     a partial policy change\n"
 		"  volume grow <id> <size>                      size in bytes or with K M G T\n"
-		"  host list <tenant> | host add <tenant> <name> <nqn> | host delete <tenant> <name>\n"
+		"  host list <tenant> | host add <tenant> <name> <nqn> [--dhchap generate|-]\n"
+		"      (--dhchap: the host authenticates; its secret made by the appliance and\n"
+		"       shown once, or '-': read from standard input, never on a command line)\n"
+		"  host delete <tenant> <name>\n"
 		"  export <id> <host> | unexport <id> <host> | exports <id>\n"
 		"                                               NVMe/TCP; export prints the connect line\n"
 		"  stats <id> | metrics\n"
@@ -416,11 +419,26 @@ static int run(struct opts *o, int argc, char **argv)
 		snprintf(path, sizeof(path), "/v1/volumes/%s", seg(argv[2]));
 		return call(o, "PATCH", path, json_pack("{s:I}", "size_bytes", size));
 	}
-	if (is(argc, argv, "host", "list", 3, 3) || is(argc, argv, "host", "add", 5, 5)) {
+	if (is(argc, argv, "host", "list", 3, 3) || is(argc, argv, "host", "add", 5, 7)) {
+		char secret[256] = "";
+
 		snprintf(path, sizeof(path), "/v1/tenants/%s/hosts", seg(argv[2]));
 		if (argv[1][0] == 'l')
 			return call(o, "GET", path, NULL);
-		return call(o, "POST", path, json_pack("{s:s, s:s}", "name", argv[3], "nqn", argv[4]));
+		if (argc == 6 || (argc == 7 && strcmp(argv[5], "--dhchap")))
+			return usage(), 2;
+		if (argc == 7 && !strcmp(argv[6], "-")) {
+			if (!fgets(secret, sizeof(secret), stdin))
+				secret[0] = '\0';
+			secret[strcspn(secret, "\r\n")] = '\0';
+		} else if (argc == 7) {
+			if (strcmp(argv[6], "generate"))
+				return usage(), 2;
+			strcpy(secret, "generate");
+		}
+		return call(o, "POST", path, json_pack("{s:s, s:s, s:s?}", "name", argv[3], "nqn",
+						      argv[4], "dhchap_secret",
+						      secret[0] ? secret : NULL));
 	}
 	if (is(argc, argv, "host", "delete", 4, 4)) {
 		snprintf(path, sizeof(path), "/v1/tenants/%s/hosts/%s", seg(argv[2]), seg(argv[3]));

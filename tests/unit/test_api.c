@@ -379,7 +379,69 @@ static void api_names_are_the_tenants(void)
 	CHECK(system(cmd) == 0);
 }
 
+/*
+ * A host's DH-HMAC-CHAP secret: "generate" answers with a new secret once,
+ * and it is never shown again (not in the host, not in the list, not in an
+ * export's connect line); a supplied one is taken and not echoed; a bad or
+ * mistyped one is refused naming the field and stores nothing.
+ */
+static void api_host_secrets_are_shown_once(void)
+{
+	char dir[] = "/tmp/sluice-dhchap-XXXXXX", cmd[64], secret[AG_DHCHAP_MAX + 1];
+	const char *mine = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:";
+	struct ap_response r;
+	struct ag_agent agent;
+	char *out;
+	json_t *j;
+
+	setenv("SLUICED_LOG", "warning", 1);
+	two_tenants(dir, &agent);
+	memset(cctx.admin_hash, 'x', AP_HASH_HEX);
+	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/hosts", NULL, "{\"name\":\"gen\",\"nqn\":"
+			 "\"nqn.2014-08.example:gen\",\"dhchap_secret\":\"generate\"}", &r) == 201);
+	j = json_loads(r.body, 0, NULL);
+	CHECK(json_string_value(json_object_get(j, "dhchap_secret")));
+	snprintf(secret, sizeof(secret), "%s", json_string_value(json_object_get(j, "dhchap_secret")));
+	CHECK(ag_dhchap_valid(secret));
+	CHECK(!strcmp(json_string_value(json_object_get(j, "authentication")), "dh-hmac-chap"));
+	json_decref(j);
+	free(r.body);
+	CHECK(!strcmp(ag_state_host(&agent.st, "t0", "gen")->dhchap, secret));
+	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/hosts", NULL, "{\"name\":\"own\",\"nqn\":"
+			 "\"nqn.2014-08.example:own\",\"dhchap_secret\":\"DHHC-1:00:AAECAwQFBgcICQoLDA0O"
+			 "DxAREhMUFRYXGBkaGxwdHh+KfiaR:\"}", &r) == 201);
+	CHECK(!strstr(r.body, "DHHC-1"));
+	free(r.body);
+	CHECK(!strcmp(ag_state_host(&agent.st, "t0", "own")->dhchap, mine));
+	CHECK(call(ctok[0], "GET", "/v1/tenants/t0/hosts", NULL, &out) == 200);
+	CHECK(!strstr(out, "DHHC-1") && strstr(out, "\"authentication\":\"dh-hmac-chap\""));
+	free(out);
+	/* refused, naming the field; nothing stored */
+	CHECK(call(ctok[0], "POST", "/v1/tenants/t0/hosts", "{\"name\":\"bad\",\"nqn\":"
+		   "\"nqn.2014-08.example:bad\",\"dhchap_secret\":\"DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAR"
+		   "EhMUFRYXGBkaGxwdHh+KfiaS:\"}", &out) == 422);
+	CHECK(strstr(out, "dhchap_secret"));
+	free(out);
+	CHECK(call(ctok[0], "POST", "/v1/tenants/t0/hosts", "{\"name\":\"bad\",\"nqn\":"
+		   "\"nqn.2014-08.example:bad\",\"dhchap_secret\":7}", &out) == 400);
+	CHECK(strstr(out, "dhchap_secret"));
+	free(out);
+	CHECK(!ag_state_host(&agent.st, "t0", "bad"));
+	/* the connect line asks for the secret, and does not give it */
+	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/volumes", NULL,
+			 "{\"name\":\"db\",\"pool\":\"p0\",\"size_bytes\":67108864}", &r) == 201);
+	free(r.body);
+	agent.nvme_port.id = 1;
+	CHECK(call(ctok[0], "PUT", "/v1/volumes/t0.db/exports/gen", NULL, &out) == 200);
+	CHECK(strstr(out, "--dhchap-secret <the host's secret>") && !strstr(out, "DHHC-1"));
+	free(out);
+	ag_agent_close(&agent);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
 static const struct unit_test tests[] = {
+	UNIT_TEST(api_host_secrets_are_shown_once),
 	UNIT_TEST(api_names_are_the_tenants),
 	UNIT_TEST(api_survives_10000_mutated_requests),
 	UNIT_TEST(api_idempotency_key_replays_a_create),

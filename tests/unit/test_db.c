@@ -510,14 +510,14 @@ static void db_hosts_and_exports(void)
 	strcpy(appliance, ag_db_appliance(a.db));
 	CHECK(ag_tenant_create(&a, "zeta", "", NULL, NULL, &e) == 0);
 	CHECK(ag_volume_create(&a, &s, &e) == 0);
-	CHECK(ag_host_add(&a, "acme", "web", nqn_a, &e) == 0);
-	CHECK(ag_host_add(&a, "zeta", "web", nqn_z, &e) == 0);
+	CHECK(ag_host_add(&a, "acme", "web", nqn_a, NULL, &e) == 0);
+	CHECK(ag_host_add(&a, "zeta", "web", nqn_z, NULL, &e) == 0);
 	/* refused, each */
-	CHECK(ag_host_add(&a, "zeta", "web2", nqn_a, &e) == -1 && e.code == AG_E_EXISTS);
-	CHECK(ag_host_add(&a, "zeta", "web", "nqn.other", &e) == -1 && e.code == AG_E_EXISTS);
-	CHECK(ag_host_add(&a, "zeta", "x", "nqn", &e) == -1 && e.code == AG_E_INVALID);
-	CHECK(ag_host_add(&a, "zeta", "x", "nqn.a/b", &e) == -1 && e.code == AG_E_INVALID);
-	CHECK(ag_host_add(&a, "nobody", "x", "nqn.x.y", &e) == -1 && e.code == AG_E_NOTFOUND);
+	CHECK(ag_host_add(&a, "zeta", "web2", nqn_a, NULL, &e) == -1 && e.code == AG_E_EXISTS);
+	CHECK(ag_host_add(&a, "zeta", "web", "nqn.other", NULL, &e) == -1 && e.code == AG_E_EXISTS);
+	CHECK(ag_host_add(&a, "zeta", "x", "nqn", NULL, &e) == -1 && e.code == AG_E_INVALID);
+	CHECK(ag_host_add(&a, "zeta", "x", "nqn.a/b", NULL, &e) == -1 && e.code == AG_E_INVALID);
+	CHECK(ag_host_add(&a, "nobody", "x", "nqn.x.y", NULL, &e) == -1 && e.code == AG_E_NOTFOUND);
 	CHECK(ag_export_add(&a, "zeta.db", "nohost", &e) == -1 && e.code == AG_E_NOTFOUND);
 	CHECK(ag_export_add(&a, "v1", "web", &e) == 0);
 	CHECK(ag_export_add(&a, "v1", "web", &e) == 0);	/* again: as it is */
@@ -526,7 +526,7 @@ static void db_hosts_and_exports(void)
 	CHECK(ag_volume_delete(&a, "v1", &e) == -1 && e.code == AG_E_BUSY);
 	CHECK(ag_host_delete(&a, "acme", "web", &e) == -1 && e.code == AG_E_BUSY);
 	CHECK(ag_tenant_create(&a, "h", "", NULL, NULL, &e) == 0);
-	CHECK(ag_host_add(&a, "h", "one", "nqn.2014-08.example:h", &e) == 0);
+	CHECK(ag_host_add(&a, "h", "one", "nqn.2014-08.example:h", NULL, &e) == 0);
 	CHECK(ag_tenant_delete(&a, "h", &e) == -1 && e.code == AG_E_BUSY);
 	CHECK(ag_host_delete(&a, "h", "one", &e) == 0 && ag_tenant_delete(&a, "h", &e) == 0);
 	ag_subsys_nqn(&a, "zeta.db", sub);
@@ -544,12 +544,59 @@ static void db_hosts_and_exports(void)
 	CHECK(ag_host_delete(&a, "acme", "web", &e) == 0);
 	CHECK(ag_volume_delete(&a, "v1", &e) == 0);
 	/* its NQN is free again */
-	CHECK(ag_host_add(&a, "zeta", "web2", nqn_a, &e) == 0);
+	CHECK(ag_host_add(&a, "zeta", "web2", nqn_a, NULL, &e) == 0);
 	ag_agent_close(&a);
 	cleanup();
 }
 
+/*
+ * A host's DH-HMAC-CHAP secret: a bad one is refused and nothing stored;
+ * a good one is kept across a reopen and covered by the row's checksum. A
+ * store of version 4 (hosts without the column) is brought to 5 with its
+ * hosts' checksums intact.
+ */
+static void db_hosts_keep_their_secret(void)
+{
+	const char *secret = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:";
+	struct ag_agent a;
+	struct ag_err e;
+	char path[128];
+	sqlite3 *h;
+
+	fresh_dir();
+	CHECK(open_with_doc(&a) == 0);
+	CHECK(ag_tenant_create(&a, "zeta", "", NULL, NULL, &e) == 0);
+	CHECK(ag_host_add(&a, "zeta", "plain", "nqn.2014-08.example:plain", NULL, &e) == 0);
+	ag_agent_close(&a);
+	/* back to version 4: no dhchap column */
+	snprintf(path, sizeof(path), "%s/state.db", dir);
+	CHECK(sqlite3_open(path, &h) == SQLITE_OK);
+	CHECK(sqlite3_exec(h, "ALTER TABLE hosts DROP COLUMN dhchap;"
+			   "UPDATE meta SET value = '4' WHERE key = 'version'", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(h);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
+	CHECK(ag_state_host(&a.st, "zeta", "plain") && !ag_state_host(&a.st, "zeta", "plain")->dhchap[0]);
+	CHECK(ag_host_add(&a, "zeta", "bad", "nqn.2014-08.example:bad",
+			  "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaS:", &e) == -1 &&
+	      e.code == AG_E_INVALID && strstr(e.msg, "dhchap_secret"));
+	CHECK(!ag_state_host(&a.st, "zeta", "bad"));
+	CHECK(ag_host_add(&a, "zeta", "auth", "nqn.2014-08.example:auth", secret, &e) == 0);
+	ag_agent_close(&a);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
+	CHECK(!strcmp(ag_state_host(&a.st, "zeta", "auth")->dhchap, secret));
+	CHECK(!ag_state_host(&a.st, "zeta", "plain")->dhchap[0]);
+	ag_agent_close(&a);
+	/* the secret is covered by the row's checksum */
+	CHECK(sqlite3_open(path, &h) == SQLITE_OK);
+	CHECK(sqlite3_exec(h, "UPDATE hosts SET dhchap = '' WHERE nqn LIKE '%auth'", NULL, NULL,
+			   NULL) == SQLITE_OK);
+	sqlite3_close(h);
+	CHECK(ag_agent_open(&a, dir, 0, false, &e) == -1 && e.code == AG_E_CORRUPT);
+	cleanup();
+}
+
 static const struct unit_test tests[] = {
+	UNIT_TEST(db_hosts_keep_their_secret),
 	UNIT_TEST(db_hosts_and_exports),
 	UNIT_TEST(db_names_are_scoped_to_the_tenant),
 	UNIT_TEST(db_version_2_is_migrated),

@@ -132,18 +132,21 @@ awk 'NR == FNR { seen[$2] = 1; print; next } !($2 in seen)' "$durations.new" "$d
 mv "$durations.tmp" "$durations"
 rm -f "$durations.new"
 
+# a kernel other than the default names its tests "<kernel>:<test>"
+tag=""
+[ "${KERNEL:-6.1}" = 6.1 ] || tag="$KERNEL:"
 . "$here/counts.sh"
 i=0
 while [ $i -lt "$jobs" ]; do
 	if [ -e "$out/shard$i.out" ]; then
-		sed "s%^\(ok\|not ok\) vm/\([a-z]*\)%\1 vm/\2/guest$i%" "$out/shard$i.out"
-		count "$out/shard$i/vm.counts" "vm/guest$i"
+		sed "s%^\(ok\|not ok\) vm/\([a-z]*\)%\1 vm/\2/guest$i%; s%^\(ok\|not ok\) %\1 $tag%" "$out/shard$i.out"
+		count "$out/shard$i/vm.counts" "${tag}vm/guest$i"
 	fi
 	i=$((i + 1))
 done
 if [ -e "$out/reboot.out" ]; then
-	cat "$out/reboot.out"
-	count "$out/reboot/vm.counts" "vm/reboot"
+	sed "s%^\(ok\|not ok\) %\1 $tag%" "$out/reboot.out"
+	count "$out/reboot/vm.counts" "${tag}vm/reboot"
 fi
 echo "$passed $failed $skipped" > "$out/vm.counts"
 [ "$failed" = 0 ]

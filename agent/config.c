@@ -8,6 +8,7 @@
 #include <gnutls/gnutls.h>
 
 #include "config.h"
+#include "model.h"
 #include "store.h"
 
 /* The crc32c of two files' contents (an unreadable one counts as empty). */
@@ -80,6 +81,33 @@ static int nvme_listen_of(const char *v, struct ag_nvmet_port *p)
 	    uint_of(colon + 1, 1, 65535, &p->port))
 		return -1;
 	strcpy(p->addr, text);
+	return 0;
+}
+
+/*
+ * "<tenant> <port id> <address>:<port>": one a tenant, each on a port id
+ * and an address and port of its own (the default's are checked by
+ * ag_config_check, which sees the whole file).
+ */
+static int tenant_listen_of(struct ag_config *c, const char *v)
+{
+	struct ag_tenant_port t = { 0 };
+	char tenant[64], addr[96];
+	unsigned int i;
+
+	if (c->nr_tenant_ports == AG_TENANT_PORTS_MAX ||
+	    sscanf(v, "%63s %u %95s", tenant, &t.port.id, addr) != 3 || !ag_valid_id(tenant) ||
+	    !t.port.id || t.port.id > 65535 || !strcmp(addr, "off") || nvme_listen_of(addr, &t.port))
+		return -1;
+	for (i = 0; i < c->nr_tenant_ports; i++) {
+		const struct ag_tenant_port *o = &c->tenant_ports[i];
+
+		if (!strcmp(o->tenant, tenant) || o->port.id == t.port.id ||
+		    (!strcmp(o->port.addr, t.port.addr) && o->port.port == t.port.port))
+			return -1;
+	}
+	strcpy(t.tenant, tenant);
+	c->tenant_ports[c->nr_tenant_ports++] = t;
 	return 0;
 }
 
@@ -181,6 +209,8 @@ static int set(struct ag_config *c, const char *k, const char *v)
 		c->nvme_port_id = id;
 		return 0;
 	}
+	if (!strcmp(k, "nvme_tenant_listen"))
+		return tenant_listen_of(c, v);
 	if (!strcmp(k, "reconcile_interval_s"))
 		return uint_of(v, 0, 86400, &c->reconcile_interval_s);
 	if (!strcmp(k, "monitor_interval_ms"))
@@ -268,6 +298,16 @@ int ag_config_check(const struct ag_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "listen %s: plain HTTP only on loopback, unless "
 			 "allow_plain_remote = yes (or give tls_cert and tls_key)", c->listen_addr);
 		return -1;
+	}
+	for (unsigned int i = 0; i < c->nr_tenant_ports && c->nvme_port.id; i++) {
+		const struct ag_nvmet_port *p = &c->tenant_ports[i].port;
+
+		if (p->id == c->nvme_port.id ||
+		    (!strcmp(p->addr, c->nvme_port.addr) && p->port == c->nvme_port.port)) {
+			snprintf(err, errlen, "nvme_tenant_listen %s: port %u, %s:%u, is nvme_listen's",
+				 c->tenant_ports[i].tenant, p->id, p->addr, p->port);
+			return -1;
+		}
 	}
 	return 0;
 }

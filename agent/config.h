@@ -31,6 +31,11 @@
  *   nvme_listen = 0.0.0.0:4420   where volumes are exported over NVMe/TCP:
  *                                <IPv4>:<port>, [<IPv6>]:<port>, or off
  *   nvme_port_id = 1             the nvmet port it is (ports/<id>)
+ *   nvme_tenant_listen = <tenant> <port id> <address>:<port>
+ *                                a tenant's own port (repeated, one a tenant,
+ *                                up to AG_TENANT_PORTS_MAX): its volumes are
+ *                                exported there and on no other, so that an
+ *                                operator can keep tenants on networks apart
  *
  * An unknown key or a bad value is an error naming the line; a missing file
  * is the defaults.
@@ -64,6 +69,8 @@ struct ag_config {
 	unsigned int reservation_pct;
 	struct ag_nvmet_port nvme_port;	/* id 0: exports off */
 	unsigned int nvme_port_id;	/* as configured, off or not */
+	struct ag_tenant_port tenant_ports[AG_TENANT_PORTS_MAX];
+	unsigned int nr_tenant_ports;
 	struct ag_monitor_config monitor;
 };
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -90,12 +91,14 @@ int ag_daemon(const char *config_path, const char *state_dir, const struct ag_fr
 	if (load_config(&cf, config_path, state_dir))
 		return 1;
 	raise_nofile();
+	/* its memory holds hosts' secrets: no core dump, no ptrace by others */
+	prctl(PR_SET_DUMPABLE, 0);
 	if (ag_agent_open(&a, cf.state_dir, 0, true, &e)) {
 		ag_log("error", "%s%s", e.msg, e.code == AG_E_CORRUPT ?
 		       "; stopping, the store is left as it is" : "");
 		return 1;
 	}
-	a.nvme_port = cf.nvme_port;
+	ag_set_export_ports(&a, &cf.nvme_port, cf.tenant_ports, cf.nr_tenant_ports);
 	if (ag_reconcile(&a, &e))
 		ag_log("warning", "reconcile: %s (serving; the periodic reconcile retries)", e.msg);
 	/* the threads inherit the mask: only this thread takes signals */
@@ -149,9 +152,9 @@ int ag_daemon(const char *config_path, const char *state_dir, const struct ag_fr
 		/* under the state's lock: the operations read it there */
 		pthread_rwlock_wrlock(&a.st.lock);
 		a.reservation_pct = next.reservation_pct;
-		/* a new port is taken at the next reconcile */
-		a.nvme_port = next.nvme_port;
 		pthread_rwlock_unlock(&a.st.lock);
+		/* new ports are taken at the next reconcile */
+		ag_set_export_ports(&a, &next.nvme_port, next.tenant_ports, next.nr_tenant_ports);
 		served = fe->start(&a, mon, &next);
 		if (served) {
 			cf = next;

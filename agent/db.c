@@ -203,10 +203,18 @@ static int configure(struct ag_db *db, struct ag_err *e)
 		return -1;
 	if (db->version == 5 && db->appliance[0])
 		return 0;
-	if (ag_uuid_new(uuid))
-		return ag_fail(e, AG_E_INTERNAL, "no random numbers for the appliance's id");
-	/* none yet, or one that is no UUID (read_appliance left it ""): a new one */
-	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta VALUES('appliance', '%s')", uuid);
+	/*
+	 * None yet, or one that is no UUID (read_appliance left it ""): a new
+	 * one. One there is kept whatever else changes: it is in every
+	 * subsystem's NQN and namespace UUID the hosts know.
+	 */
+	sql[0] = '\0';
+	if (!db->appliance[0]) {
+		if (ag_uuid_new(uuid))
+			return ag_fail(e, AG_E_INTERNAL, "no random numbers for the appliance's id");
+		snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta VALUES('appliance', '%s')",
+			 uuid);
+	}
 	if (exec(db, "BEGIN IMMEDIATE", e))
 		return -1;
 	for (v = db->version; v < 5; v++) {
@@ -216,7 +224,7 @@ static int configure(struct ag_db *db, struct ag_err *e)
 		if (exec(db, steps[v - 2], e))
 			goto fail;
 	}
-	if (exec(db, sql, e) ||
+	if ((sql[0] && exec(db, sql, e)) ||
 	    exec(db, "UPDATE meta SET value = '" SCHEMA_VERSION "' WHERE key = 'version'", e) ||
 	    exec(db, "COMMIT", e))
 		goto fail;

@@ -81,15 +81,24 @@ bool ag_dhchap_valid(const char *text)
 	size_t len;
 	uint32_t crc;
 	long n;
+	char hash;
 
 	if (strncmp(text, "DHHC-1:0", 8) || text[8] < '0' || text[8] > '3' || text[9] != ':')
 		return false;
+	hash = text[8];
 	text += 10;
 	len = strlen(text);
 	if (len < 2 || text[len - 1] != ':')
 		return false;
 	n = decode(text, len - 1, raw, sizeof(raw));
 	if (n != 36 && n != 52 && n != 68)
+		return false;
+	/*
+	 * A transformed key is as long as its hash (01 SHA-256: 32 bytes, 02
+	 * SHA-384: 48, 03 SHA-512: 64), as nvme-cli makes them; a kernel may
+	 * size its buffers by the hash and read past a shorter key.
+	 */
+	if (hash != '0' && n != 36 + 16 * (hash - '1'))
 		return false;
 	n -= 4;
 	crc = (uint32_t)raw[n] | (uint32_t)raw[n + 1] << 8 | (uint32_t)raw[n + 2] << 16 |

@@ -7,7 +7,8 @@
  *
  * hh is 00 (the key as is) or 01, 02, 03 (the key transformed with SHA-256,
  * -384 or -512 and the host's NQN before use); the key is 32, 48 or 64
- * bytes, followed by the CRC-32 (IEEE 802.3) of those bytes, little-endian.
+ * bytes (with 01, 02, 03: 32, 48, 64, the hash's length), followed by the
+ * CRC-32 (IEEE 802.3) of those bytes, little-endian.
  */
 #ifndef SLUICE_AGENT_DHCHAP_H
 #define SLUICE_AGENT_DHCHAP_H

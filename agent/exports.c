@@ -49,10 +49,49 @@ static void ns_uuid(const struct ag_agent *a, const char *volume, uint8_t *u)
 	u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
 }
 
+/*
+ * Whether nvmet takes hosts' secrets. Probed under nvmet_lock (the probe
+ * makes and removes one host entry: two at once would see each other's),
+ * and remembered once it says yes: a kernel does not lose it.
+ */
+static bool nvmet_checks_secrets(struct ag_agent *a)
+{
+	char prefix[AG_NQN_MAX + 1];
+	bool yes;
+
+	pthread_mutex_lock(&a->nvmet_lock);
+	if (!a->nvmet_auth) {
+		snprintf(prefix, sizeof(prefix), AG_NQN_PREFIX "%s:", ag_db_appliance(a->db));
+		a->nvmet_auth = ag_nvmet_has_auth(a->nvmet_root, prefix);
+	}
+	yes = a->nvmet_auth;
+	pthread_mutex_unlock(&a->nvmet_lock);
+	return yes;
+}
+
+void ag_set_export_ports(struct ag_agent *a, const struct ag_nvmet_port *dflt,
+			 const struct ag_tenant_port *tenants, unsigned int n)
+{
+	pthread_rwlock_wrlock(&a->st.lock);
+	a->nvme_port = *dflt;
+	a->nr_tenant_ports = n < AG_TENANT_PORTS_MAX ? n : AG_TENANT_PORTS_MAX;
+	memcpy(a->tenant_ports, tenants, a->nr_tenant_ports * sizeof(*tenants));
+	pthread_rwlock_unlock(&a->st.lock);
+}
+
+const struct ag_nvmet_port *ag_export_port(const struct ag_agent *a, const char *tenant)
+{
+	unsigned int i;
+
+	for (i = 0; i < a->nr_tenant_ports; i++)
+		if (!strcmp(a->tenant_ports[i].tenant, tenant))
+			return &a->tenant_ports[i].port;
+	return &a->nvme_port;
+}
+
 int ag_host_add(struct ag_agent *a, const char *tenant, const char *name, const char *nqn,
 		const char *dhchap, struct ag_err *e)
 {
-	char prefix[AG_NQN_MAX + 1];
 	struct ag_host *h;
 	int rc = -1;
 
@@ -65,11 +104,13 @@ int ag_host_add(struct ag_agent *a, const char *tenant, const char *name, const 
 	if (dhchap && !ag_dhchap_valid(dhchap))
 		return ag_fail(e, AG_E_INVALID, "dhchap_secret: \"generate\", or a secret"
 			       " \"DHHC-1:<00-03>:<base64 of 32, 48 or 64 bytes and their CRC-32>:\"");
-	snprintf(prefix, sizeof(prefix), AG_NQN_PREFIX "%s:", ag_db_appliance(a->db));
+	/* the appliance's own names (its subsystems, its probe) are no host's */
+	if (!strncmp(nqn, AG_NQN_PREFIX, strlen(AG_NQN_PREFIX)))
+		return ag_fail(e, AG_E_INVALID, "nqn: " AG_NQN_PREFIX "... is the appliance's own");
 	/* where nvmet cannot check it, a secret would be a promise not kept */
-	if (dhchap && a->with_kernel && !ag_nvmet_has_auth(a->nvmet_root, prefix))
-		return ag_fail(e, AG_E_INVALID, "dhchap_secret: this appliance's kernel has no NVMe"
-			       " in-band authentication (nvmet's DH-HMAC-CHAP, in 6.12 and later)");
+	if (dhchap && a->with_kernel && !nvmet_checks_secrets(a))
+		return ag_fail(e, AG_E_INVALID, "dhchap_secret: nvmet here has no NVMe in-band"
+			       " authentication (DH-HMAC-CHAP: 6.12 kernels have it), or is not loaded");
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return ag_fail(e, AG_E_INTERNAL, "out of memory");
@@ -154,7 +195,7 @@ int ag_export_add(struct ag_agent *a, const char *volume, const char *host, stru
 	} else if (!ag_state_host(&a->st, v->tenant, host)) {
 		/* only the volume's own tenant's hosts: another's is as no host */
 		ag_fail(e, AG_E_NOTFOUND, "no host %s", host);
-	} else if (!a->nvme_port.id) {
+	} else if (!ag_export_port(a, v->tenant)->id) {
 		ag_fail(e, AG_E_BUSY, "exports are off on this appliance (nvme_listen)");
 	} else if (ag_idmap_get(&a->st.exports, x->key)) {
 		had = true;
@@ -213,18 +254,17 @@ static int by_host_nqn(const void *x, const void *y)
 	return strcmp(((const struct ag_nvmet_host *)x)->nqn, ((const struct ag_nvmet_host *)y)->nqn);
 }
 
-/* What nvmet should hold: the subsystems, their hosts, the port. */
+/* What nvmet should hold: the subsystems, each with its port and hosts. */
 struct wanted_set {
 	struct ag_nvmet_subsys *subsys;
 	size_t n;
 	struct ag_nvmet_host *hosts;	/* room for nr_hosts, the subsystems' hosts in it */
 	size_t nr_hosts;
-	struct ag_nvmet_port port;
 };
 
 /*
- * The subsystems wanted, of one volume (volume non-NULL) or of all, and the
- * port, copied under the state's lock; sorted by NQN. A volume with no
+ * The subsystems wanted, of one volume (volume non-NULL) or of all, each on
+ * its port, copied under the state's lock; sorted by NQN. A volume with no
  * export, or being deleted, has none. Each one's hosts point into *hosts,
  * one malloc'd array. NULL with e when memory is short: a host left out
  * would be a host cut off.
@@ -239,7 +279,6 @@ static int wanted(struct ag_agent *a, const char *volume, struct wanted_set *w, 
 
 	memset(w, 0, sizeof(*w));
 	pthread_rwlock_rdlock(&a->st.lock);
-	w->port = a->nvme_port;
 	nx = a->st.exports.nr;
 	if (nx)
 		all = ag_idmap_values(&a->st.exports);
@@ -265,6 +304,10 @@ static int wanted(struct ag_agent *a, const char *volume, struct wanted_set *w, 
 		for (j = i; j < nx && !strcmp(((const struct ag_export *)all[j])->volume, x->volume); j++)
 			;
 		if (!v || v->deleting || (volume && strcmp(volume, x->volume)))
+			continue;
+		/* on its tenant's port, or the default; none (id 0): not wanted */
+		s->port = *ag_export_port(a, v->tenant);
+		if (!s->port.id)
 			continue;
 		ag_subsys_nqn(a, v->id, s->nqn);
 		snprintf(s->device, sizeof(s->device), "/dev/mapper/" AG_DM_PREFIX "%s", v->id);
@@ -309,8 +352,7 @@ int ag_converge_exports(struct ag_agent *a, const char *volume, struct ag_err *e
 	pthread_mutex_lock(&a->nvmet_lock);
 	if (!wanted(a, volume, &w, e)) {
 		ag_subsys_nqn(a, volume, nqn);
-		rc = ag_nvmet_converge_one(a->nvmet_root, &w.port, nqn, w.n ? w.subsys : NULL,
-					   &changed, e);
+		rc = ag_nvmet_converge_one(a->nvmet_root, nqn, w.n ? w.subsys : NULL, &changed, e);
 		wanted_free(&w);
 	}
 	pthread_mutex_unlock(&a->nvmet_lock);
@@ -332,7 +374,7 @@ int ag_reconcile_exports(struct ag_agent *a, struct ag_err *e)
 	snprintf(prefix, sizeof(prefix), AG_NQN_PREFIX "%s:", ag_db_appliance(a->db));
 	pthread_mutex_lock(&a->nvmet_lock);
 	if (!wanted(a, NULL, &w, e)) {
-		rc = ag_nvmet_converge_all(a->nvmet_root, &w.port, prefix, w.subsys, w.n, &changed, e);
+		rc = ag_nvmet_converge_all(a->nvmet_root, prefix, w.subsys, w.n, &changed, e);
 		wanted_free(&w);
 	}
 	pthread_mutex_unlock(&a->nvmet_lock);

@@ -250,6 +250,8 @@ static int host_key_as_wanted(const char *dir, const struct ag_nvmet_host *h,
 		return 0;
 	if (write_attr(path, h->dhchap, e))
 		return -1;
+	/* configfs makes it 0644: the secret is root's only */
+	chmod(path, 0600);
 	(*changed)++;
 	return 0;
 }
@@ -370,12 +372,12 @@ static int remove_subsys(const char *root, const char *nqn, unsigned int *change
 	return 0;
 }
 
-/* One subsystem made as want says, on the port (rewritten when rewrite_port). */
-static int converge_one(const char *root, const struct ag_nvmet_port *port, const char *prefix,
-			bool rewrite_port, const char *nqn, const struct ag_nvmet_subsys *want,
-			unsigned int *changed, struct ag_err *e)
+/* One subsystem made as want says, on its port (rewritten when rewrite_port). */
+static int converge_one(const char *root, const char *prefix, bool rewrite_port, const char *nqn,
+			const struct ag_nvmet_subsys *want, unsigned int *changed, struct ag_err *e)
 {
 	char sub[PATH_MAX], path[PATH_MAX + 256], link[PATH_MAX + 256], have[64];
+	const struct ag_nvmet_port *port = want ? &want->port : NULL;
 
 	snprintf(path, sizeof(path), "%s/subsystems", root);
 	if (!exists(path)) {
@@ -408,11 +410,10 @@ static int converge_one(const char *root, const struct ag_nvmet_port *port, cons
 	return make_link(sub, link, changed, e);
 }
 
-int ag_nvmet_converge_one(const char *root, const struct ag_nvmet_port *port,
-			  const char *nqn, const struct ag_nvmet_subsys *want, unsigned int *changed,
-			  struct ag_err *e)
+int ag_nvmet_converge_one(const char *root, const char *nqn, const struct ag_nvmet_subsys *want,
+			  unsigned int *changed, struct ag_err *e)
 {
-	return converge_one(root, port, NULL, false, nqn, want, changed, e);
+	return converge_one(root, NULL, false, nqn, want, changed, e);
 }
 
 static int by_nqn(const void *key, const void *elem)
@@ -420,9 +421,9 @@ static int by_nqn(const void *key, const void *elem)
 	return strcmp(key, ((const struct ag_nvmet_subsys *)elem)->nqn);
 }
 
-int ag_nvmet_converge_all(const char *root, const struct ag_nvmet_port *port,
-			  const char *prefix, const struct ag_nvmet_subsys *want, size_t n,
-			  unsigned int *changed, struct ag_err *e)
+int ag_nvmet_converge_all(const char *root, const char *prefix,
+			  const struct ag_nvmet_subsys *want, size_t n, unsigned int *changed,
+			  struct ag_err *e)
 {
 	char dir[PATH_MAX];
 	struct ag_err one;
@@ -435,8 +436,12 @@ int ag_nvmet_converge_all(const char *root, const struct ag_nvmet_port *port,
 	if (!d && !n)
 		return 0;
 	while (d && (de = readdir(d))) {
-		if (strncmp(de->d_name, prefix, strlen(prefix)) ||
-		    (port->id && bsearch(de->d_name, want, n, sizeof(*want), by_nqn)))
+		const struct ag_nvmet_subsys *w;
+
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		w = bsearch(de->d_name, want, n, sizeof(*want), by_nqn);
+		if (w && w->port.id)
 			continue;
 		if (remove_subsys(root, de->d_name, changed, &one) && !failed++)
 			*e = one;
@@ -444,7 +449,7 @@ int ag_nvmet_converge_all(const char *root, const struct ag_nvmet_port *port,
 	if (d)
 		closedir(d);
 	for (i = 0; i < n; i++)
-		if (converge_one(root, port, prefix, true, want[i].nqn, &want[i], changed, &one) &&
+		if (converge_one(root, prefix, true, want[i].nqn, &want[i], changed, &one) &&
 		    !failed++)
 			*e = one;
 	return failed ? -1 : 0;

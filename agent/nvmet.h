@@ -46,6 +46,13 @@ struct ag_nvmet_port {
 	unsigned int port;
 };
 
+/* A tenant's own port (nvme_tenant_listen): its volumes are exported there only. */
+#define AG_TENANT_PORTS_MAX 32
+struct ag_tenant_port {
+	char tenant[64];
+	struct ag_nvmet_port port;
+};
+
 /* A host allowed on a subsystem. */
 struct ag_nvmet_host {
 	char nqn[AG_NQN_MAX + 1];
@@ -57,6 +64,7 @@ struct ag_nvmet_subsys {
 	char nqn[AG_NQN_MAX + 1];
 	char device[160];		/* the namespace's block device */
 	uint8_t uuid[16];		/* the namespace's UUID and NGUID: stable across reboots */
+	struct ag_nvmet_port port;	/* the one port it is on (its tenant's, or the default) */
 	const struct ag_nvmet_host *hosts;	/* the hosts allowed, sorted by NQN */
 	size_t nr_hosts;
 };
@@ -65,22 +73,21 @@ struct ag_nvmet_subsys {
 bool ag_nqn_valid(const char *text);
 
 /*
- * Make one subsystem what want says (want NULL: remove the subsystem nqn,
- * if it is there). Under root (AG_NVMET_ROOT, or another for tests).
- * *changed counts what was done. AG_E_INTERNAL when nvmet is not there or
- * configfs refuses.
+ * Make one subsystem what want says, on want's port and no other (want
+ * NULL, or on a port of id 0: remove the subsystem nqn, if it is there).
+ * Under root (AG_NVMET_ROOT, or another for tests). *changed counts what
+ * was done. AG_E_INTERNAL when nvmet is not there or configfs refuses.
  */
-int ag_nvmet_converge_one(const char *root, const struct ag_nvmet_port *port,
-			  const char *nqn, const struct ag_nvmet_subsys *want, unsigned int *changed,
-			  struct ag_err *e);
+int ag_nvmet_converge_one(const char *root, const char *nqn, const struct ag_nvmet_subsys *want,
+			  unsigned int *changed, struct ag_err *e);
 /*
  * Every subsystem of ours under root: the wanted ones (sorted by NQN) made
  * as they should be, the others with the prefix removed. One that fails
  * does not stop the others; -1 with the first failure.
  */
-int ag_nvmet_converge_all(const char *root, const struct ag_nvmet_port *port,
-			  const char *prefix, const struct ag_nvmet_subsys *want, size_t n,
-			  unsigned int *changed, struct ag_err *e);
+int ag_nvmet_converge_all(const char *root, const char *prefix,
+			  const struct ag_nvmet_subsys *want, size_t n, unsigned int *changed,
+			  struct ag_err *e);
 /* Remove hosts/<nqn> if no subsystem allows it (a host deleted). */
 void ag_nvmet_drop_host(const char *root, const char *nqn);
 /*

@@ -50,12 +50,16 @@ struct ag_agent {
 	/* NVMe/TCP exports: nvmet's configfs, and the port (id 0: exports off) */
 	char nvmet_root[128];
 	struct ag_nvmet_port nvme_port;	/* written under st.lock */
+	/* tenants' own ports (nvme_tenant_listen), written under st.lock */
+	struct ag_tenant_port tenant_ports[AG_TENANT_PORTS_MAX];
+	unsigned int nr_tenant_ports;
 	/*
 	 * Held from reading the exports to the end of the configfs changes, by
 	 * a volume's converge and the full one alike: one never applies a copy
 	 * older than what another has made.
 	 */
 	pthread_mutex_t nvmet_lock;
+	bool nvmet_auth;	/* nvmet was seen to take hosts' secrets (under nvmet_lock) */
 };
 
 /*
@@ -149,6 +153,15 @@ int ag_converge_volume(struct ag_agent *a, const char *id, struct ag_err *e);
  * Each change is stored, then made in nvmet (with_kernel). The caller of
  * an export change holds the volume's lock.
  */
+/*
+ * The ports exports are made on: the default, and tenants' own (taken at
+ * the next converge or reconcile). ag_export_port: the port of tenant's
+ * exports, its own or the default (id 0: exports off); the caller holds
+ * st.lock.
+ */
+void ag_set_export_ports(struct ag_agent *a, const struct ag_nvmet_port *dflt,
+			 const struct ag_tenant_port *tenants, unsigned int n);
+const struct ag_nvmet_port *ag_export_port(const struct ag_agent *a, const char *tenant);
 /*
  * dhchap: the host's DH-HMAC-CHAP secret (dhchap.h), or NULL for none; one
  * is refused (AG_E_INVALID) where the kernel cannot check it.

@@ -63,7 +63,7 @@ static int with_agent(const struct console *con, console_op *op, char **argv)
 		return 1;
 	}
 	/* the same exports port and reservation share as the daemon's */
-	a.nvme_port = cf.nvme_port;
+	ag_set_export_ports(&a, &cf.nvme_port, cf.tenant_ports, cf.nr_tenant_ports);
 	a.reservation_pct = cf.reservation_pct;
 	rc = op(&a, argv + 1, &e);
 	if (rc)
@@ -215,8 +215,12 @@ static int op_import(struct ag_agent *a, char **args, struct ag_err *e)
 	return rc;
 }
 
-/* The state as the document import takes, from the store as last committed. */
-static json_t *state_json(const struct ag_state *st)
+/*
+ * The state as the document import takes, from the store as last
+ * committed. Hosts' secrets only with secrets, else "redacted", which an
+ * import refuses: a document shown to someone is not a way in.
+ */
+static json_t *state_json(const struct ag_state *st, bool secrets)
 {
 	json_t *pools = json_object(), *tenants = json_object(), *vols = json_object(), *hosts, *exports;
 	void **all;
@@ -278,7 +282,8 @@ static json_t *state_json(const struct ag_state *st)
 		const struct ag_host *h = all[i];
 
 		json_object_set_new(hosts, h->key, json_pack("{s:s, s:s?}", "nqn", h->nqn, "dhchap",
-							     h->dhchap[0] ? h->dhchap : NULL));
+							     !h->dhchap[0] ? NULL :
+							     secrets ? h->dhchap : "redacted"));
 	}
 	free(all);
 	exports = json_object();
@@ -317,14 +322,14 @@ static int read_state(const char *dir, struct ag_state *st)
 	return 0;
 }
 
-static int cmd_show(const char *dir)
+static int cmd_show(const char *dir, bool secrets)
 {
 	struct ag_state st;
 	json_t *j;
 
 	if (read_state(dir, &st))
 		return 1;
-	j = state_json(&st);
+	j = state_json(&st, secrets);
 	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 	putchar('\n');
 	json_decref(j);
@@ -366,7 +371,8 @@ static void usage(void)
 		"  reconcile                                  converge the kernel with the store,\n"
 		"                                             finish pending deletes\n"
 		"  import <file>                              check a state document, store it\n"
-		"  show                                       print the stored state\n"
+		"  show [--secrets]                           print the stored state (hosts'\n"
+		"                                             secrets redacted, unless asked for)\n"
 		"  list                                       one line a volume\n"
 		"  serve                                      commands from stdin, a line each\n"
 		"  dirty [<ticks>]                            run the dirty monitor, print its figures\n"
@@ -410,7 +416,9 @@ static int dispatch(const struct console *con, int argc, char **argv)
 	if (!strcmp(argv[0], "import") && argc == 2)
 		return with_agent(con, op_import, argv);
 	if (!strcmp(argv[0], "show") && argc == 1)
-		return cmd_show(con->dir);
+		return cmd_show(con->dir, false);
+	if (!strcmp(argv[0], "show") && argc == 2 && !strcmp(argv[1], "--secrets"))
+		return cmd_show(con->dir, true);
 	if (!strcmp(argv[0], "list") && argc == 1)
 		return cmd_list(con->dir);
 	usage();

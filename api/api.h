@@ -61,6 +61,7 @@ struct ap_response {
 	char location[160];		/* for 201 */
 	bool www_authenticate;		/* for 401 */
 	bool replayed;			/* an Idempotency-Key's answer, again */
+	bool secret;			/* holds a secret: never kept to be replayed */
 };
 
 void ap_handle(struct ap_ctx *ctx, const struct ap_request *req, struct ap_response *resp);

@@ -75,9 +75,11 @@ void ap_post_host(struct ap_call *c)
 		snprintf(c->resp->location, sizeof(c->resp->location), "/v1/tenants/%s/hosts/%s",
 			 c->arg, name);
 		body = h ? host_json(h) : json_object();
-		/* once: it is never shown again */
-		if (made[0])
+		/* once: it is never shown again, not even to a retry (idem.c) */
+		if (made[0]) {
 			json_object_set_new(body, "dhchap_secret", json_string(made));
+			c->resp->secret = true;
+		}
 		ap_reply(c, 201, body);
 		pthread_rwlock_unlock(&c->st->lock);
 	}
@@ -97,10 +99,13 @@ void ap_delete_host(struct ap_call *c)
 		ap_reply(c, 204, NULL);
 }
 
-/* How a host reaches an export: the port's address, the subsystem, the command. */
+/*
+ * How a host reaches an export: its tenant's port's address, the subsystem,
+ * the command. The caller holds the state's lock (the ports are under it).
+ */
 static json_t *export_json(struct ap_call *c, const char *volume, const struct ag_host *h)
 {
-	const struct ag_nvmet_port *p = &c->agent->nvme_port;
+	const struct ag_nvmet_port *p = ag_export_port(c->agent, h->tenant);
 	char nqn[AG_NQN_MAX + 1], line[1024];
 	/* a wildcard listen address is no address to connect to */
 	bool any = !strcmp(p->addr, "0.0.0.0") || !strcmp(p->addr, "::");

@@ -202,7 +202,8 @@ void ap_idem_end(struct ap_idem *t, const char *who, const struct ap_request *re
 	pthread_mutex_lock(&t->lock);
 	e = ag_idmap_get(&t->map, name);
 	if (e && !e->done) {
-		if (resp->status >= 500) {
+		/* a secret is shown once: a retry of its request is a new request */
+		if (resp->status >= 500 || resp->secret) {
 			unlink_entry(t, e);
 		} else {
 			e->resp = *resp;

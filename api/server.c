@@ -148,13 +148,23 @@ static const char *header(struct MHD_Connection *c, const char *name)
 	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
+/* A body that held a secret is wiped before its memory goes back. */
+static void free_wiped(void *body)
+{
+	memset(body, 0, strlen(body));
+	free(body);
+}
+
 static enum MHD_Result send_response(struct MHD_Connection *conn, struct ap_response *r)
 {
 	struct MHD_Response *m;
 	enum MHD_Result rc;
 	size_t len = r->body ? strlen(r->body) : 0;
 
-	m = MHD_create_response_from_buffer(len, r->body, MHD_RESPMEM_MUST_FREE);
+	if (r->secret && r->body)
+		m = MHD_create_response_from_buffer_with_free_callback(len, r->body, free_wiped);
+	else
+		m = MHD_create_response_from_buffer(len, r->body, MHD_RESPMEM_MUST_FREE);
 	if (!m) {
 		free(r->body);
 		return MHD_NO;
@@ -172,6 +182,8 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct ap_resp
 		MHD_add_response_header(m, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 	if (r->replayed)
 		MHD_add_response_header(m, "Idempotent-Replayed", "true");
+	if (r->secret)
+		MHD_add_response_header(m, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	rc = MHD_queue_response(conn, r->status, m);
 	MHD_destroy_response(m);
 	return rc;
@@ -288,6 +300,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	(void)toe;
 	conn_mark(cls, conn, false);
 	if (u) {
+		/* a body may carry a host's secret */
+		if (u->body)
+			memset(u->body, 0, u->len);
 		free(u->body);
 		free(u);
 		*con_cls = NULL;

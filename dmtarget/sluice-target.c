@@ -39,13 +39,18 @@ struct workqueue_struct *sluice_wq;
 static struct page *sluice_probe_page;
 
 /*
- * Zeroed first, the generation bumped after: a bio counted in between is
- * not taken off again, so a counter may be one high, never below zero.
+ * Zeroed and the generation bumped under s.lock, under which a bio handed
+ * back is taken off only if it was counted in the same generation: it is
+ * never taken off counters zeroed since, so none goes below zero. A bio
+ * map counts while this runs may be counted in the old generation after
+ * the zeroing: then a counter is one high.
  */
 static void sluice_stats_reset(struct sluice_vol *v)
 {
+	spin_lock(&v->s.lock);
 	sluice_stats_zero(&v->st);
 	atomic_inc(&v->stats_gen);
+	spin_unlock(&v->s.lock);
 }
 
 /* How long a bio may be held before the suspend probe: see sluice_is_probe() */
@@ -378,11 +383,13 @@ static bool sluice_vol_in_pool(struct sluice_vol *v, const char *pool, dev_t bel
 {
 	bool in;
 
-	/* neither table is destroyed before it is cleared from v */
-	if (sluice_sc_nests(v->checked_sc, v, pool, below, self))
-		return true;
+	/*
+	 * Neither table is destroyed before it is cleared from v; a set
+	 * message rewrites a table's cfg under s.lock.
+	 */
 	spin_lock(&v->s.lock);
-	in = sluice_sc_nests(v->live_sc, v, pool, below, self);
+	in = sluice_sc_nests(v->checked_sc, v, pool, below, self) ||
+	     sluice_sc_nests(v->live_sc, v, pool, below, self);
 	spin_unlock(&v->s.lock);
 	return in;
 }
@@ -682,12 +689,16 @@ static int sluice_next(struct sluice_c *sc, struct sluice_io *io,
 
 /*
  * Take back what map counted for a bio that dm will submit again, unless
- * the counters were reset since (they would go below zero).
+ * the counters were reset since (they would go below zero): under s.lock,
+ * as the reset is.
  */
 static void sluice_uncount(struct sluice_vol *v, struct sluice_io *io)
 {
-	if (io->stats_gen != (u32)atomic_read(&v->stats_gen))
+	spin_lock(&v->s.lock);
+	if (io->stats_gen != (u32)atomic_read(&v->stats_gen)) {
+		spin_unlock(&v->s.lock);
 		return;
+	}
 	atomic64_dec(&v->st.ios[io->dir]);
 	if (io->throttled)
 		atomic64_dec(&v->st.throttled[io->dir]);
@@ -698,6 +709,7 @@ static void sluice_uncount(struct sluice_vol *v, struct sluice_io *io)
 		atomic64_dec(&v->st.discards);
 	if (io->wb)
 		atomic64_sub(io->bytes, &v->st.wb_bytes);
+	spin_unlock(&v->s.lock);
 }
 
 static void sluice_uncount_all(struct sluice_vol *v, struct sluice_io *io)

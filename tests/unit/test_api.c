@@ -407,6 +407,23 @@ static void api_host_secrets_are_shown_once(void)
 	json_decref(j);
 	free(r.body);
 	CHECK(!strcmp(ag_state_host(&agent.st, "t0", "gen")->dhchap, secret));
+	/* a retry with an Idempotency-Key does not show it again: it is a new request */
+	cctx.idem = ap_idem_new();
+	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/hosts", "k-gen", "{\"name\":\"gen2\",\"nqn\":"
+			 "\"nqn.2014-08.example:gen2\",\"dhchap_secret\":\"generate\"}", &r) == 201);
+	CHECK(strstr(r.body, "DHHC-1") && r.secret);
+	free(r.body);
+	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/hosts", "k-gen", "{\"name\":\"gen2\",\"nqn\":"
+			 "\"nqn.2014-08.example:gen2\",\"dhchap_secret\":\"generate\"}", &r) == 409);
+	CHECK(!r.replayed && !strstr(r.body, "DHHC-1"));
+	free(r.body);
+	ap_idem_free(cctx.idem);
+	cctx.idem = NULL;
+	/* the appliance's own prefix is no host's */
+	CHECK(call(ctok[0], "POST", "/v1/tenants/t0/hosts", "{\"name\":\"own2\",\"nqn\":"
+		   "\"nqn.2026-12.io.sluice:x:auth-probe\"}", &out) == 422);
+	CHECK(strstr(out, "\"nqn\""));
+	free(out);
 	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/hosts", NULL, "{\"name\":\"own\",\"nqn\":"
 			 "\"nqn.2014-08.example:own\",\"dhchap_secret\":\"DHHC-1:00:AAECAwQFBgcICQoLDA0O"
 			 "DxAREhMUFRYXGBkaGxwdHh+KfiaR:\"}", &r) == 201);

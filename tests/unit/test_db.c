@@ -558,6 +558,7 @@ static void db_hosts_and_exports(void)
 static void db_hosts_keep_their_secret(void)
 {
 	const char *secret = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:";
+	char appliance[AG_UUID_TEXT];
 	struct ag_agent a;
 	struct ag_err e;
 	char path[128];
@@ -567,6 +568,7 @@ static void db_hosts_keep_their_secret(void)
 	CHECK(open_with_doc(&a) == 0);
 	CHECK(ag_tenant_create(&a, "zeta", "", NULL, NULL, &e) == 0);
 	CHECK(ag_host_add(&a, "zeta", "plain", "nqn.2014-08.example:plain", NULL, &e) == 0);
+	strcpy(appliance, ag_db_appliance(a.db));
 	ag_agent_close(&a);
 	/* back to version 4: no dhchap column */
 	snprintf(path, sizeof(path), "%s/state.db", dir);
@@ -575,6 +577,8 @@ static void db_hosts_keep_their_secret(void)
 			   "UPDATE meta SET value = '4' WHERE key = 'version'", NULL, NULL, NULL) == SQLITE_OK);
 	sqlite3_close(h);
 	CHECK(ag_agent_open(&a, dir, 0, false, &e) == 0);
+	/* the appliance's id is in every subsystem's NQN: an upgrade keeps it */
+	CHECK(!strcmp(ag_db_appliance(a.db), appliance));
 	CHECK(ag_state_host(&a.st, "zeta", "plain") && !ag_state_host(&a.st, "zeta", "plain")->dhchap[0]);
 	CHECK(ag_host_add(&a, "zeta", "bad", "nqn.2014-08.example:bad",
 			  "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaS:", &e) == -1 &&

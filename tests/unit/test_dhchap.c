@@ -18,6 +18,12 @@ static void dhchap_takes_nvme_clis_secrets(void)
 	/* 48 bytes, made by nvme-cli at random */
 	CHECK(ag_dhchap_valid("DHHC-1:00:NRB3nDoy8uYqBGjO7xFnrY2jhnPGlf3IsMlZBx+ivFikQgXatdrSyXEgxGCj"
 			      "oUuIe6c2nA==:"));
+	/* transformed keys, each as long as its hash (nvme gen-dhchap-key -m 1, 2, 3) */
+	CHECK(ag_dhchap_valid("DHHC-1:01:7k75jjiPoRHDUhz91540W4w+ugvhTbrNLyWQxecUe3AzNUk6:"));
+	CHECK(ag_dhchap_valid("DHHC-1:02:EGCuYl8Y5Ci5H2Xudx+4FmQVO0t8u6o6gHEjds4d61Kg556xhL9W1F4aGci5"
+			      "wkLzoBbB7w==:"));
+	CHECK(ag_dhchap_valid("DHHC-1:03:IkHWCx0gMFhDWr4F5TFkixozvwsorhktfMH/aQ4VmFesc5W2Dii8Xdr0vSmt"
+			      "j3sQNUO4CzADJ6gH5aBu7i07t+VaVfM=:"));
 }
 
 static void dhchap_refuses_damaged_secrets(void)
@@ -39,6 +45,9 @@ static void dhchap_refuses_damaged_secrets(void)
 		/* not base64 */
 		"DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+Kfi*R:",
 		"DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+Kfi=R:",
+		/* a 48-byte key said to be SHA-256's (32), and a 32-byte one SHA-512's */
+		"DHHC-1:01:NRB3nDoy8uYqBGjO7xFnrY2jhnPGlf3IsMlZBx+ivFikQgXatdrSyXEgxGCjoUuIe6c2nA==:",
+		"DHHC-1:03:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:",
 		/* a newline inside, as a careless paste would */
 		"DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:\n",
 	};

@@ -77,9 +77,8 @@ trap 'finish' INT TERM
 st=0 why=""
 wait_for 'sluice: admin token [0-9a-f]{64}' "$boot_timeout" || { st=1 why="no admin token on the console"; }
 t_api=$(($(date +%s) - t0))
-token=$(sed -n 's/.*sluice: admin token \([0-9a-f]\{64\}\).*/\1/p' "$con" | head -n 1)
+appliance_login
 fp=$(sed -n 's/.*TLS certificate SHA-256 fingerprint \([0-9A-F:]*\).*/\1/p' "$con" | head -n 1)
-openssl s_client -connect "127.0.0.1:$port" < /dev/null 2> /dev/null | openssl x509 > "$out/cert.pem" 2> /dev/null
 served=$(openssl x509 -in "$out/cert.pem" -noout -fingerprint -sha256 2> /dev/null | sed 's/.*=//')
 [ $st = 0 ] && [ -z "$fp" -o "$fp" != "$served" ] && st=1 why="console fingerprint '$fp', served '$served'"
 [ $st = 0 ] && ! wait_for 'sluice: /dev/vdb \(8.0 GiB, blank\) is offered as a pool' 60 &&
@@ -98,14 +97,6 @@ check image/tls-1.2-or-later $st "$why"
 echo "# first boot to API: ${t_api} s"
 echo "$t_api" > "$out/boot_to_api_s"
 [ $st = 0 ] || finish
-
-api() { # method path [json]: the body to stdout, the status to $out/code
-	curl -s --cacert "$out/cert.pem" -o "$out/body" -w '%{http_code}' -X "$1" \
-		-H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
-		${3:+--data "$3"} "https://127.0.0.1:$port$2" > "$out/code"
-	cat "$out/body"
-}
-expect() { [ "$(cat "$out/code")" = "$1" ] || { why="$2: HTTP $(cat "$out/code") $(cat "$out/body")"; return 1; }; }
 
 # -- a pool, a tenant and a volume with a policy, through the API
 st=1 why=""

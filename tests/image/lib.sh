@@ -20,6 +20,22 @@ appliance_boot() {
 	qpid=$!
 }
 
+# appliance_wait_reset <seconds>: the appliance $qpid, booted with
+# -no-reboot, reset (its QEMU left) within them; its status reaped. A test
+# that reboots the appliance boots it again in a new QEMU: under TCG, a boot
+# after QEMU's own reset took 2-4 times as long as one in a new QEMU (the
+# kernel's early init alone 50 s, not 6).
+appliance_wait_reset() {
+	i=0
+	while kill -0 "$qpid" 2> /dev/null; do
+		i=$((i + 1))
+		[ $i -le $(($1 * 2)) ] || return 1
+		sleep 0.5
+	done
+	wait "$qpid"
+	return 0
+}
+
 # wait_for <regex> <seconds> [<log> <pid>]: the log (the console log $con)
 # shows a line matching it while the machine <pid> (the appliance $qpid)
 # runs (looked at every half second)

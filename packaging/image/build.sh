@@ -2,10 +2,11 @@
 # make image: the appliance as a bootable qcow2, from Debian's packages only.
 # debootstrap (Debian 12, from the mirror apt already uses), the 6.12 cloud
 # kernel of Debian 12's security archive (the only kernel in it), DKMS with
-# the headers (so the modules are rebuilt for a new kernel), the two packages of `make deb`, and the image's own files
-# (files/). The disk: an MBR with syslinux, a FAT boot partition holding the
-# kernel and initramfs, and an ext4 root made by mke2fs -d, so no loop
-# device or mount of the image is needed. Usage: build.sh <debdir> <out.qcow2>
+# the headers (so the modules are rebuilt for a new kernel), the two packages
+# of `make deb`, and the image's own files (files/). The disk: an MBR with
+# syslinux, a FAT boot partition holding the kernel and initramfs, and an
+# ext4 root made by mke2fs -d, so no loop device or mount of the image is
+# needed. Usage: build.sh <debdir> <out.qcow2>
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 debs=$(cd "$1" && pwd)

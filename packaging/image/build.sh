@@ -1,11 +1,12 @@
 #!/bin/sh
 # make image: the appliance as a bootable qcow2, from Debian's packages only.
-# debootstrap (Debian 12, from the mirror apt already uses), the cloud
-# kernel, DKMS with the headers (so the modules are rebuilt for a new
-# kernel), the two packages of `make deb`, and the image's own files
-# (files/). The disk: an MBR with syslinux, a FAT boot partition holding the
-# kernel and initramfs, and an ext4 root made by mke2fs -d, so no loop
-# device or mount of the image is needed. Usage: build.sh <debdir> <out.qcow2>
+# debootstrap (Debian 12, from the mirror apt already uses), the 6.12 cloud
+# kernel of Debian 12's security archive (the only kernel in it), DKMS with
+# the headers (so the modules are rebuilt for a new kernel), the two packages
+# of `make deb`, and the image's own files (files/). The disk: an MBR with
+# syslinux, a FAT boot partition holding the kernel and initramfs, and an
+# ext4 root made by mke2fs -d, so no loop device or mount of the image is
+# needed. Usage: build.sh <debdir> <out.qcow2>
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 debs=$(cd "$1" && pwd)
@@ -72,11 +73,16 @@ cp "$debs"/sluiced_*.deb "$debs"/sluice-dkms_*.deb "$rootfs/tmp/debs/"
 chroot "$rootfs" /bin/sh -ec '
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
-	apt-get install -y -q --no-install-recommends linux-image-cloud-amd64 \
-		linux-headers-cloud-amd64 dkms gcc make libc6-dev
+	apt-get install -y -q --no-install-recommends linux-image-6.12-cloud-amd64 \
+		linux-headers-6.12-cloud-amd64 dkms gcc make libc6-dev xz-utils
 	apt-get install -y -q --no-install-recommends /tmp/debs/*.deb
 ' > "$work/apt.log" 2>&1 || { tail -n 30 "$work/apt.log"; exit 1; }
-kver=$(basename "$(ls -d "$rootfs"/lib/modules/*-cloud-amd64 | sort -V | tail -n 1)")
+# one kernel, 6.12's: the one the boot partition gets
+kvers=$(cd "$rootfs/boot" && ls vmlinuz-* | sed 's/^vmlinuz-//')
+case $kvers in
+6.12.*-cloud-amd64) kver=$kvers ;;
+*) echo "image: the kernels installed are '$(echo $kvers)', not one 6.12 cloud kernel"; exit 1 ;;
+esac
 # DKMS builds for the kernel it runs on; in the build that is the host's
 chroot "$rootfs" dkms autoinstall -k "$kver" >> "$work/apt.log" 2>&1 || true
 for m in dm-sluice dm-sluice-weight; do

@@ -1,15 +1,17 @@
 #!/bin/sh
 # make run: boot the appliance in qemu (TCG) on a copy-on-write copy of the
 # image, with a blank sparse 8 GiB data disk, the API forwarded to
-# 127.0.0.1:8080, and the console on this terminal (Ctrl-a x quits, Ctrl-a c
-# is qemu's monitor). Once the API answers, the URL and the admin token are
-# printed here; the token is kept in <dir>/admin.token, since the appliance
-# shows it on the console at its first boot only. The disks stay in <dir>
-# (rm -rf it to start afresh). Usage: run.sh <image.qcow2> <dir>
+# 127.0.0.1:8080 and NVMe/TCP to 127.0.0.1:4420, and the console on this
+# terminal (Ctrl-a x quits, Ctrl-a c is qemu's monitor). Once the API
+# answers, the URL and the admin token are printed here; the token is kept in
+# <dir>/admin.token, since the appliance shows it on the console at its first
+# boot only. The disks stay in <dir> (rm -rf it to start afresh).
+# Usage: run.sh <image.qcow2> <dir>
 set -eu
 image=$(cd "$(dirname "$1")" && pwd)/${1##*/}
 dir=$2
 port=${SLUICE_PORT:-8080}
+nvme_port=${SLUICE_NVME_PORT:-4420}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 [ -e "$dir/root.qcow2" ] || qemu-img create -q -f qcow2 -b "$image" -F qcow2 "$dir/root.qcow2"
@@ -46,4 +48,4 @@ qemu-system-x86_64 -accel tcg -machine q35 -cpu max -smp 2 -m 2048 -nographic \
 	-chardev "stdio,id=con,mux=on,signal=off,logfile=$con" -serial chardev:con -mon chardev=con \
 	-drive "file=$dir/root.qcow2,if=virtio,format=qcow2" \
 	-drive "file=$dir/data.raw,if=virtio,format=raw" \
-	-nic "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:$port-:8080"
+	-nic "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:$port-:8080,hostfwd=tcp:127.0.0.1:$nvme_port-:4420"

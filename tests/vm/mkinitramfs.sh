@@ -92,7 +92,7 @@ base)
 		libibverbs.so.1 librdmacm.so.1 librados.so.2 librbd.so.1 libpmemblk.so.1 libpmem.so.1
 	copy_with_libs /usr/sbin/dmsetup /usr/bin/fio /sbin/mke2fs /usr/bin/wrk /usr/sbin/nvme
 	for m in dm-mod dm-delay dm-flakey dm-zero brd configfs null_blk bfq virtio_blk virtio_pci loop \
-		nvmet nvmet-tcp nvme-tcp; do
+		nvmet nvmet-tcp nvme-tcp virtio_net qemu_fw_cfg; do
 		copy_module "$m"
 	done
 	for f in modules.builtin modules.builtin.modinfo modules.order; do

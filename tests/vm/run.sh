@@ -1,6 +1,6 @@
 #!/bin/sh
 # Boot the test guest and run guest tests in it.
-# Usage: run.sh [-t tests] [-T timeout_s] [-m shell|test|bench] [-o outdir]
+# Usage: run.sh [-t tests] [-T timeout_s] [-m shell|test|bench|host] [-o outdir]
 #               [-M mem_mib] [-Q "extra qemu arguments"] [-A "kernel arguments"]
 # Prints one line per test (ok/not ok), writes <outdir>/vm.counts with
 # "passed failed skipped", keeps the whole console under <outdir>, and exits
@@ -57,6 +57,12 @@ set -- qemu-system-x86_64 -accel tcg -machine q35 -cpu max,-erms,-fsrm -smp 2 -m
 
 if [ "$mode" = shell ]; then
 	exec "$@" -nographic -serial mon:stdio -serial null -append "$append"
+fi
+# a tenant's host (guest/host.sh) for tests/image/two-machines.sh, which
+# stops it: what it says in <outdir>/results.log, its console beside it
+if [ "$mode" = host ]; then
+	exec "$@" -display none -monitor none -serial "file:$out/console.log" \
+		-serial "file:$out/results.log" -append "$append quiet"
 fi
 
 console=$out/console.log results=$out/results.log

@@ -7,7 +7,7 @@ API_SRC := $(addprefix $(ROOT)/api/,server.c routes.c common.c admin.c volumes.c
 # The agent's library: everything but the programs' main().
 AGENT_LIB := $(addprefix $(AGENT_DIR)/,sluiced.c daemon.c config.c ops.c jobs.c state.c db.c \
 	idmap.c dmctl.c model.c policy.c quotas.c pools.c label.c plan.c store.c extent.c monitor.c \
-	nvmet.c exports.c dhchap.c) $(ROOT)/dmtarget/sluice-core.c
+	nvmet.c exports.c dhchap.c ctrls.c) $(ROOT)/dmtarget/sluice-core.c
 AGENT_SRC := $(AGENT_LIB) $(API_SRC) $(ROOT)/api/main.c
 # the version /metrics reports (sluice_build_info): the package's
 SLUICE_VERSION := $(shell sed -n '1s/.*(\(.*\)).*/\1/p' $(ROOT)/packaging/debian/changelog)

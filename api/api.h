@@ -35,6 +35,7 @@ struct ap_ctx {
 	char monitor_hash[AP_HASH_HEX + 1];	/* may read /metrics, nothing else */
 	char state_dir[256];		/* where admin.token and monitor.token live */
 	struct ag_monitor *monitor;	/* the dirty monitor, or NULL */
+	char debugfs[128];		/* where nvmet's controllers are read (ctrls.h); "" none */
 };
 
 extern pthread_mutex_t ap_tokens_lock;

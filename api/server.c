@@ -378,6 +378,7 @@ void *ap_start(struct ag_agent *a, struct ag_monitor *mon, const struct ag_confi
 	l->deadline_ms = cf->request_deadline_s * 1000;
 	l->ctx.agent = a;
 	l->ctx.monitor = mon;
+	snprintf(l->ctx.debugfs, sizeof(l->ctx.debugfs), "%s", cf->monitor.debugfs);
 	l->ctx.idem = ap_idem_new();
 	l->ctx.metrics = ap_metrics_new();
 	if (!l->ctx.idem || !l->ctx.metrics)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A volume's counters (the sluice target's status line) and its page cache
- * figures (the dirty monitor's last tick), as JSON for
- * /v1/volumes/{id}/stats and in the Prometheus text format for /metrics.
+ * A volume's counters (the sluice target's status line), its page cache
+ * figures (the dirty monitor's last tick) and its exports' connections
+ * (nvmet's controllers, ctrls.h), as JSON for /v1/volumes/{id}/stats and in
+ * the Prometheus text format for /metrics.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include <time.h>
 
+#include "../agent/ctrls.h"
 #include "../agent/dmctl.h"
 #include "../agent/jobs.h"
 #include "../agent/extent.h"
@@ -59,8 +61,60 @@ static long long num(json_t *st, const char *key)
 	return json_integer_value(json_object_get(st, key));
 }
 
+static int by_name(const void *x, const void *y)
+{
+	return strcmp(x, y);
+}
+
+/*
+ * The volume's exports: the hosts it is exported to, and of nvmet's
+ * controllers of its subsystem (null where the kernel does not show them),
+ * how many, how many hosts hold them, and those hosts by the tenant's names.
+ * A host is named only when the volume is exported to it; another NQN (which
+ * nvmet should not admit) is counted, never named.
+ */
+static json_t *exports_json(struct ap_call *c, const char *id, const char *tenant, size_t hosts)
+{
+	char nqn[AG_NQN_MAX + 1], key[AG_VOLUME_ID_MAX + AG_ID_MAX + 2];
+	char (*names)[AG_ID_MAX + 1] = NULL;
+	struct ag_nvmet_ctrls ctrls;
+	json_t *named;
+	size_t i, k = 0;
+
+	ag_subsys_nqn(c->agent, id, nqn);
+	if (ag_nvmet_ctrls_read(c->ctx->debugfs, nqn, &ctrls) ||
+	    !(names = calloc(ctrls.nr_hosts + 1, sizeof(*names)))) {
+		ag_nvmet_ctrls_free(&ctrls);
+		return json_pack("{s:I, s:n, s:n, s:n}", "hosts", (json_int_t)hosts, "controllers",
+				 "connected", "connected_hosts");
+	}
+	pthread_rwlock_rdlock(&c->st->lock);
+	for (i = 0; i < ctrls.nr_hosts; i++) {
+		const struct ag_host *h = ag_idmap_get(&c->st->nqns, ctrls.hosts[i]);
+
+		if (!h || strcmp(h->tenant, tenant))
+			continue;
+		snprintf(key, sizeof(key), "%s/%s", id, h->name);
+		if (ag_idmap_get(&c->st->exports, key))
+			strcpy(names[k++], h->name);
+	}
+	pthread_rwlock_unlock(&c->st->lock);
+	qsort(names, k, sizeof(*names), by_name);
+	named = json_array();
+	for (i = 0; i < k; i++)
+		json_array_append_new(named, json_string(names[i]));
+	free(names);
+	named = json_pack("{s:I, s:I, s:I, s:o}", "hosts", (json_int_t)hosts, "controllers",
+			  (json_int_t)ctrls.controllers, "connected", (json_int_t)ctrls.nr_hosts,
+			  "connected_hosts", named);
+	ag_nvmet_ctrls_free(&ctrls);
+	return named;
+}
+
 void ap_get_volume_stats(struct ap_call *c)
 {
+	char tenant[AG_ID_MAX + 1];
+	size_t exported;
 	json_t *st, *hist, *buckets, *pool = NULL, *page_cache;
 	struct ag_volume v;
 	bool deleting;
@@ -71,6 +125,8 @@ void ap_get_volume_stats(struct ap_call *c)
 		return;
 	}
 	deleting = v.deleting;
+	exported = v.nr_exports;
+	strcpy(tenant, v.tenant);
 	ag_volume_release(&v);
 	if (deleting) {
 		ap_problem(c->resp, AP_P_CONFLICT, "volume %s is being deleted", c->arg);
@@ -102,7 +158,7 @@ void ap_get_volume_stats(struct ap_call *c)
 		json_object_del(page_cache, "tenant");
 	}
 	ap_reply(c, 200, json_pack("{s:s, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:I, s:I, s:I,"
-				   " s:I, s:I, s:o, s:o, s:I, s:o}",
+				   " s:I, s:I, s:o, s:o, s:I, s:o, s:o}",
 				   "id", c->arg,
 				   "read", "ios", num(st, "rd_ios"), "bytes", num(st, "rd_bytes"),
 				   "throttled_ios", num(st, "rd_throttled"),
@@ -115,7 +171,8 @@ void ap_get_volume_stats(struct ap_call *c)
 				   "throttle_wait_histogram", buckets,
 				   "pool", pool ? pool : json_null(),
 				   "writeback_bytes", num(st, "wb_bytes"),
-				   "page_cache", page_cache ? page_cache : json_null()));
+				   "page_cache", page_cache ? page_cache : json_null(),
+				   "exports", exports_json(c, c->arg, tenant, exported)));
 	json_decref(st);
 }
 
@@ -235,6 +292,10 @@ struct vol_row {
 	char id[AG_VOLUME_ID_MAX + 1], tenant[AG_ID_MAX + 1], pool[AG_ID_MAX + 1];
 	uint64_t size;
 	json_t *status;
+	size_t exports;			/* hosts it is exported to */
+	bool connected_known;		/* nvmet showed its controllers */
+	unsigned int controllers;
+	size_t connected;		/* hosts holding them */
 };
 
 struct pool_row {
@@ -242,6 +303,62 @@ struct pool_row {
 	uint64_t capacity, allocated;
 	int up;
 };
+
+/*
+ * Of each exported volume, nvmet's controllers and the hosts they are of
+ * (one directory a volume; none where the kernel does not show them). A
+ * volume not exported has no subsystem, and so none.
+ */
+static void connections(struct ap_call *c, struct vol_row *rows, size_t n)
+{
+	char nqn[AG_NQN_MAX + 1];
+	size_t i;
+
+	if (!ag_nvmet_ctrls_known(c->ctx->debugfs))
+		return;
+	for (i = 0; i < n; i++) {
+		struct ag_nvmet_ctrls ctrls;
+
+		if (!rows[i].id[0])
+			continue;
+		if (!rows[i].exports) {
+			rows[i].connected_known = true;
+			continue;
+		}
+		ag_subsys_nqn(c->agent, rows[i].id, nqn);
+		if (ag_nvmet_ctrls_read(c->ctx->debugfs, nqn, &ctrls))
+			continue;
+		rows[i].connected_known = true;
+		rows[i].controllers = ctrls.controllers;
+		rows[i].connected = ctrls.nr_hosts;
+		ag_nvmet_ctrls_free(&ctrls);
+	}
+}
+
+static void export_metrics(FILE *f, const struct vol_row *rows, size_t n)
+{
+	size_t i;
+
+	fprintf(f, "# HELP sluice_volume_export_hosts Hosts the volume is exported to.\n"
+		"# TYPE sluice_volume_export_hosts gauge\n");
+	for (i = 0; i < n; i++)
+		if (rows[i].id[0])
+			fprintf(f, "sluice_volume_export_hosts{volume=\"%s\",tenant=\"%s\",pool=\"%s\"} %zu\n",
+				rows[i].id, rows[i].tenant, rows[i].pool, rows[i].exports);
+	fprintf(f, "# HELP sluice_volume_export_controllers NVMe controllers of the volume's subsystem"
+		" (where the kernel shows them).\n# TYPE sluice_volume_export_controllers gauge\n");
+	for (i = 0; i < n; i++)
+		if (rows[i].id[0] && rows[i].connected_known)
+			fprintf(f, "sluice_volume_export_controllers{volume=\"%s\",tenant=\"%s\",pool=\"%s\"} %u\n",
+				rows[i].id, rows[i].tenant, rows[i].pool, rows[i].controllers);
+	fprintf(f, "# HELP sluice_volume_export_hosts_connected Hosts with a controller of the volume's"
+		" subsystem (where the kernel shows them).\n"
+		"# TYPE sluice_volume_export_hosts_connected gauge\n");
+	for (i = 0; i < n; i++)
+		if (rows[i].id[0] && rows[i].connected_known)
+			fprintf(f, "sluice_volume_export_hosts_connected{volume=\"%s\",tenant=\"%s\",pool=\"%s\"} %zu\n",
+				rows[i].id, rows[i].tenant, rows[i].pool, rows[i].connected);
+}
 
 static void jobs_metrics(FILE *f, struct ap_call *c)
 {
@@ -290,6 +407,7 @@ void ap_get_metrics(struct ap_call *c)
 		strcpy(rows[i].tenant, v->tenant);
 		strcpy(rows[i].pool, v->pool);
 		rows[i].size = v->size;
+		rows[i].exports = v->nr_exports;
 	}
 	free(all);
 	all = ag_state_sorted(&c->st->pools, &np);
@@ -314,6 +432,7 @@ void ap_get_metrics(struct ap_call *c)
 	for (i = 0; i < n; i++)
 		if (rows[i].id[0])
 			rows[i].status = status_of(c, rows[i].id);
+	connections(c, rows, n);
 	f = open_memstream(&out, &len);
 	if (!f) {
 		ap_problem(c->resp, AP_P_INTERNAL, "out of memory");
@@ -344,6 +463,7 @@ void ap_get_metrics(struct ap_call *c)
 				fprintf(f, "%s{%s} %.9f\n", mt->name, labels, num(st, mt->key) * mt->scale);
 		}
 	}
+	export_metrics(f, rows, n);
 	if (c->ctx->monitor)
 		page_cache_metrics(f, c->ctx->monitor);
 	fprintf(f, "# HELP sluice_pool_capacity_bytes Bytes of the pool volumes can use.\n"

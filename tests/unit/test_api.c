@@ -457,7 +457,145 @@ static void api_host_secrets_are_shown_once(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* put(dir, rel, text): a file of the fake debugfs tree */
+static int put_file(const char *dir, const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+static int put_dir(const char *dir, const char *rel)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	return mkdir(path, 0755);
+}
+
+/* a controller cntlid of subsystem nqn in the fake debugfs, held by host */
+static int put_ctrl(const char *dbg, const char *nqn, int cntlid, const char *host)
+{
+	char rel[400];
+
+	snprintf(rel, sizeof(rel), "nvmet/%s/ctrl%d", nqn, cntlid);
+	if (put_dir(dbg, rel))
+		return -1;
+	snprintf(rel, sizeof(rel), "nvmet/%s/ctrl%d/hostnqn", nqn, cntlid);
+	return put_file(dbg, rel, host);
+}
+
+/*
+ * A volume's exports in its stats and in /metrics: without nvmet's view,
+ * the hosts it is exported to and nulls (no series); with it (a fake
+ * debugfs tree), its controllers and the hosts they are of, named by the
+ * tenant's names when the volume is exported to them, and any other (a host
+ * of another tenant, of this tenant but not exported to, of nobody) counted
+ * and not named.
+ */
+static void api_stats_show_the_exports_connections(void)
+{
+	char dir[] = "/tmp/sluice-conn-XXXXXX", dbg[64], cmd[160], nqn[AG_NQN_MAX + 1];
+	char mtok[AP_TOKEN_LEN + 1], rel[400];
+	const char *ha = "nqn.2014-08.example:web", *hb = "nqn.2014-08.example:spare";
+	const char *ho = "nqn.2014-08.example:other", *hg = "nqn.2014-08.example:globex";
+	struct ap_response r;
+	struct ag_agent agent;
+	json_t *j, *x;
+	char *out;
+
+	setenv("SLUICED_LOG", "warning", 1);
+	two_tenants(dir, &agent);
+	memset(cctx.admin_hash, 'x', AP_HASH_HEX);
+	CHECK(ap_token_new(mtok) == 0 && ap_token_hash(mtok, cctx.monitor_hash) == 0);
+	agent.nvme_port.id = 1;
+	CHECK(post_keyed(ctok[0], "/v1/tenants/t0/volumes", NULL,
+			 "{\"name\":\"db\",\"pool\":\"p0\",\"size_bytes\":67108864}", &r) == 201);
+	free(r.body);
+	CHECK(post_keyed(ctok[1], "/v1/tenants/t1/volumes", NULL,
+			 "{\"name\":\"db\",\"pool\":\"p0\",\"size_bytes\":67108864}", &r) == 201);
+	free(r.body);
+	snprintf(cmd, sizeof(cmd), "{\"name\":\"web\",\"nqn\":\"%s\"}", ha);
+	CHECK(call(ctok[0], "POST", "/v1/tenants/t0/hosts", cmd, NULL) == 201);
+	snprintf(cmd, sizeof(cmd), "{\"name\":\"spare\",\"nqn\":\"%s\"}", hb);
+	CHECK(call(ctok[0], "POST", "/v1/tenants/t0/hosts", cmd, NULL) == 201);
+	snprintf(cmd, sizeof(cmd), "{\"name\":\"other\",\"nqn\":\"%s\"}", ho);
+	CHECK(call(ctok[0], "POST", "/v1/tenants/t0/hosts", cmd, NULL) == 201);
+	snprintf(cmd, sizeof(cmd), "{\"name\":\"app\",\"nqn\":\"%s\"}", hg);
+	CHECK(call(ctok[1], "POST", "/v1/tenants/t1/hosts", cmd, NULL) == 201);
+	CHECK(call(ctok[0], "PUT", "/v1/volumes/t0.db/exports/web", NULL, NULL) == 200);
+	CHECK(call(ctok[0], "PUT", "/v1/volumes/t0.db/exports/spare", NULL, NULL) == 200);
+
+	/* no view: the exports counted, the rest unknown */
+	cctx.debugfs[0] = '\0';
+	CHECK(call(ctok[0], "GET", "/v1/volumes/t0.db/stats", NULL, &out) == 200);
+	j = json_loads(out, 0, NULL);
+	free(out);
+	x = json_object_get(j, "exports");
+	CHECK(json_integer_value(json_object_get(x, "hosts")) == 2);
+	CHECK(json_is_null(json_object_get(x, "controllers")));
+	CHECK(json_is_null(json_object_get(x, "connected")));
+	CHECK(json_is_null(json_object_get(x, "connected_hosts")));
+	json_decref(j);
+	CHECK(call(mtok, "GET", "/metrics", NULL, &out) == 200);
+	CHECK(strstr(out, "sluice_volume_export_hosts{volume=\"t0.db\",tenant=\"t0\",pool=\"p0\"} 2\n"));
+	CHECK(strstr(out, "sluice_volume_export_hosts{volume=\"t1.db\",tenant=\"t1\",pool=\"p0\"} 0\n"));
+	CHECK(strstr(out, "# TYPE sluice_volume_export_controllers gauge\n"));
+	CHECK(!strstr(out, "sluice_volume_export_controllers{"));
+	CHECK(!strstr(out, "sluice_volume_export_hosts_connected{"));
+	free(out);
+
+	/* the view: web on two paths, and hosts the volume is not exported to */
+	snprintf(dbg, sizeof(dbg), "%s/debug", dir);
+	CHECK(mkdir(dbg, 0755) == 0 && put_dir(dbg, "nvmet") == 0);
+	snprintf(cctx.debugfs, sizeof(cctx.debugfs), "%s", dbg);
+	CHECK(call(ctok[0], "GET", "/v1/volumes/t0.db/stats", NULL, &out) == 200);
+	CHECK(strstr(out, "\"exports\":{\"hosts\":2,\"controllers\":0,\"connected\":0,"
+		      "\"connected_hosts\":[]}"));
+	free(out);
+	ag_subsys_nqn(&agent, "t0.db", nqn);
+	snprintf(rel, sizeof(rel), "nvmet/%s", nqn);
+	CHECK(put_dir(dbg, rel) == 0);
+	CHECK(put_ctrl(dbg, nqn, 1, ha) == 0 && put_ctrl(dbg, nqn, 2, ha) == 0);
+	CHECK(put_ctrl(dbg, nqn, 3, ho) == 0 && put_ctrl(dbg, nqn, 4, hg) == 0);
+	CHECK(put_ctrl(dbg, nqn, 5, "nqn.2014-08.example:nobody") == 0);
+	CHECK(call(ctok[0], "GET", "/v1/volumes/t0.db/stats", NULL, &out) == 200);
+	CHECK(strstr(out, "\"exports\":{\"hosts\":2,\"controllers\":5,\"connected\":4,"
+		      "\"connected_hosts\":[\"web\"]}"));
+	CHECK(!strstr(out, "other") && !strstr(out, "app") && !strstr(out, "globex"));
+	free(out);
+	CHECK(put_ctrl(dbg, nqn, 6, hb) == 0);
+	CHECK(call(ctok[0], "GET", "/v1/volumes/t0.db/stats", NULL, &out) == 200);
+	CHECK(strstr(out, "\"connected_hosts\":[\"spare\",\"web\"]"));
+	free(out);
+	/* another tenant's volume: as no volume */
+	CHECK(call(ctok[1], "GET", "/v1/volumes/t0.db/stats", NULL, NULL) == 404);
+	CHECK(call(ctok[1], "GET", "/v1/volumes/t1.db/stats", NULL, &out) == 200);
+	CHECK(strstr(out, "\"exports\":{\"hosts\":0,\"controllers\":0,\"connected\":0,"
+		      "\"connected_hosts\":[]}"));
+	free(out);
+	CHECK(call(mtok, "GET", "/metrics", NULL, &out) == 200);
+	CHECK(strstr(out, "sluice_volume_export_controllers{volume=\"t0.db\",tenant=\"t0\",pool=\"p0\"} 6\n"));
+	CHECK(strstr(out, "sluice_volume_export_hosts_connected{volume=\"t0.db\",tenant=\"t0\",pool=\"p0\"} 5\n"));
+	CHECK(strstr(out, "sluice_volume_export_controllers{volume=\"t1.db\",tenant=\"t1\",pool=\"p0\"} 0\n"));
+	CHECK(strstr(out, "sluice_volume_export_hosts_connected{volume=\"t1.db\",tenant=\"t1\",pool=\"p0\"} 0\n"));
+	CHECK(!strstr(out, "nqn."));
+	free(out);
+	cctx.debugfs[0] = '\0';
+	cctx.monitor_hash[0] = '\0';
+	ag_agent_close(&agent);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
 static const struct unit_test tests[] = {
+	UNIT_TEST(api_stats_show_the_exports_connections),
 	UNIT_TEST(api_host_secrets_are_shown_once),
 	UNIT_TEST(api_names_are_the_tenants),
 	UNIT_TEST(api_survives_10000_mutated_requests),

@@ -11,7 +11,8 @@ BUILD := $(ROOT)/build
 # tests/vm/out-<KERNEL>.
 KERNEL ?= 6.1
 export KERNEL
-KVER = $(shell $(ROOT)/mk/kver.sh)
+# (KERNEL passed on: $(shell) sees only the environment make started with)
+KVER = $(shell KERNEL=$(KERNEL) $(ROOT)/mk/kver.sh)
 VM_OUT := $(ROOT)/tests/vm/out$(if $(filter-out 6.1,$(KERNEL)),-$(KERNEL))
 T ?= all
 B ?= all
@@ -73,7 +74,10 @@ install: agent
 # Each suite writes its counts file; a suite that cannot run leaves none and
 # the summary counts it as a failure. The summary's exit status is make's.
 # The guest tests run in full on KERNEL, and the target's and the exports'
-# groups (TEST_OTHER_GROUPS) again on the other kernel (OTHER_KERNEL).
+# groups (TEST_OTHER_GROUPS) again on the other kernel (OTHER_KERNEL), in one
+# guest of two CPUs: in a one-CPU guest 6.12's first DH-HMAC-CHAP connect
+# blocked for 50 s (nvme-tcp's admin timeout), which the hung-task check
+# fails; with two it takes a second.
 OTHER_KERNEL := $(if $(filter 6.1,$(KERNEL)),6.12,6.1)
 OTHER_VM_OUT := $(ROOT)/tests/vm/out$(if $(filter-out 6.1,$(OTHER_KERNEL)),-$(OTHER_KERNEL))
 TEST_OTHER_GROUPS ?= target,export
@@ -86,7 +90,7 @@ test: deps
 	@$(ROOT)/mk/image-check.sh $(BUILD)/image.counts $(BUILD)/deb $(IMAGE) || true
 	@$(MAKE) --no-print-directory test-vm || true
 	@echo "# the guest tests of $(TEST_OTHER_GROUPS) on $(OTHER_KERNEL)"
-	@$(MAKE) --no-print-directory test-vm KERNEL=$(OTHER_KERNEL) T=$(TEST_OTHER_GROUPS) J=2 || true
+	@$(MAKE) --no-print-directory test-vm KERNEL=$(OTHER_KERNEL) T=$(TEST_OTHER_GROUPS) J=1 || true
 	@$(ROOT)/mk/promtool.sh $(BUILD)/promtool.counts $(VM_OUT) || true
 	@$(ROOT)/mk/summary.sh $(BUILD)/unit.counts $(BUILD)/lint.counts $(BUILD)/openapi.counts $(BUILD)/deb.counts $(BUILD)/image.counts $(BUILD)/promtool.counts $(VM_OUT)/vm.counts $(OTHER_VM_OUT)/vm.counts
 

@@ -121,10 +121,12 @@ void sluice_group_count(struct sluice_group *g, struct sluice_io *io, int sign)
 {
 	atomic64_add(sign, &g->st.ios[io->dir]);
 	atomic64_add(sign * (s64)io->bytes, &g->st.bytes[io->dir]);
-	if (sign < 0 && io->group_throttled)
+	if (sign > 0)
+		return;
+	/* taken back: what the group held it for goes too */
+	if (io->group_throttled)
 		atomic64_dec(&g->st.throttled[io->dir]);
-	if (sign < 0)
-		sluice_stats_unwait(&g->st, io, SLUICE_CHARGED_GROUP);
+	sluice_stats_unwait(&g->st, io, SLUICE_CHARGED_GROUP);
 }
 
 /*

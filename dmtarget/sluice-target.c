@@ -357,16 +357,6 @@ static void sluice_dirty_strict(struct sluice_vol *v, bool on)
 	mutex_unlock(&sluice_vols_lock);
 }
 
-/*
- * Whether sc, about to join its pool, would sit directly over, or directly
- * under, a live member of the same pool: the upper member's bio would hold
- * a slot while its clone below waited for one, and a pool full of such bios
- * deadlocks (the stall detector would only break it after a second each
- * time). Refused at table load, and again at resume, where a table that
- * passes is recorded (checked_sc) before either is live. A map between the
- * two (a linear device, say) hides them from each other, as a target cannot
- * see into another target's table: the pool then relies on the detector.
- */
 /* Whether other is a member of pool directly over or under the new table. */
 static bool sluice_sc_nests(struct sluice_c *other, struct sluice_vol *v,
 			    const char *pool, dev_t below, dev_t self)
@@ -395,8 +385,17 @@ static bool sluice_vol_in_pool(struct sluice_vol *v, const char *pool, dev_t bel
 }
 
 /*
- * Whether sc nests in its pool. With claim (at preresume), a table that
- * does not is recorded as checked in the same critical section.
+ * Whether sc, about to join its pool, would sit directly over, or directly
+ * under, a live member of the same pool: the upper member's bio would hold
+ * a slot while its clone below waited for one, and a pool full of such bios
+ * deadlocks (the stall detector would only break it after a second each
+ * time). Refused at table load, and again at resume, where a table that
+ * passes is recorded (checked_sc) before either is live. A map between the
+ * two (a linear device, say) hides them from each other, as a target cannot
+ * see into another target's table: the pool then relies on the detector.
+ *
+ * With claim (at preresume), a table that does not nest is recorded as
+ * checked in the same critical section.
  */
 static bool sluice_nests_in_pool(struct sluice_c *sc, struct mapped_device *md, bool claim)
 {

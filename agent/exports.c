@@ -265,9 +265,9 @@ struct wanted_set {
 /*
  * The subsystems wanted, of one volume (volume non-NULL) or of all, each on
  * its port, copied under the state's lock; sorted by NQN. A volume with no
- * export, or being deleted, has none. Each one's hosts point into *hosts,
- * one malloc'd array. NULL with e when memory is short: a host left out
- * would be a host cut off.
+ * export, or being deleted, or whose port is off, has none. Each one's
+ * hosts point into w->hosts, one malloc'd array. -1 with e when memory is
+ * short: a host left out would be a host cut off.
  */
 static int wanted(struct ag_agent *a, const char *volume, struct wanted_set *w, struct ag_err *e)
 {

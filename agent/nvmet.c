@@ -238,15 +238,11 @@ static int host_key_as_wanted(const char *dir, const struct ag_nvmet_host *h,
 	char path[PATH_MAX + 16], have[AG_DHCHAP_MAX + 2];
 
 	snprintf(path, sizeof(path), "%s/dhchap_key", dir);
-	if (!h->dhchap[0]) {
-		read_attr(path, have, sizeof(have));
-		if (have[0])
-			ag_log("warning", "nvmet: host %s has a DH-HMAC-CHAP secret sluice did not set",
-			       h->nqn);
-		return 0;
-	}
 	read_attr(path, have, sizeof(have));
-	if (!strcmp(have, h->dhchap))
+	if (!h->dhchap[0] && have[0])
+		ag_log("warning", "nvmet: host %s has a DH-HMAC-CHAP secret sluice did not set",
+		       h->nqn);
+	if (!h->dhchap[0] || !strcmp(have, h->dhchap))
 		return 0;
 	if (write_attr(path, h->dhchap, e))
 		return -1;

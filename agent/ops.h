@@ -146,14 +146,6 @@ int ag_reconcile(struct ag_agent *a, struct ag_err *e);
 int ag_converge_volume(struct ag_agent *a, const char *id, struct ag_err *e);
 
 /*
- * Hosts and exports (exports.c). A host is a tenant's, by a name of its own
- * and an NQN no other host on the appliance has (nvmet admits by NQN). A
- * volume is exported to hosts of its own tenant only; one exported is not
- * deleted (AG_E_BUSY), nor a host with exports, nor a tenant with hosts.
- * Each change is stored, then made in nvmet (with_kernel). The caller of
- * an export change holds the volume's lock.
- */
-/*
  * The ports exports are made on: the default, and tenants' own (taken at
  * the next converge or reconcile). ag_export_port: the port of tenant's
  * exports, its own or the default (id 0: exports off); the caller holds
@@ -162,9 +154,16 @@ int ag_converge_volume(struct ag_agent *a, const char *id, struct ag_err *e);
 void ag_set_export_ports(struct ag_agent *a, const struct ag_nvmet_port *dflt,
 			 const struct ag_tenant_port *tenants, unsigned int n);
 const struct ag_nvmet_port *ag_export_port(const struct ag_agent *a, const char *tenant);
+
 /*
- * dhchap: the host's DH-HMAC-CHAP secret (dhchap.h), or NULL for none; one
- * is refused (AG_E_INVALID) where the kernel cannot check it.
+ * Hosts and exports (exports.c). A host is a tenant's, by a name of its own
+ * and an NQN no other host on the appliance has (nvmet admits by NQN). A
+ * volume is exported to hosts of its own tenant only; one exported is not
+ * deleted (AG_E_BUSY), nor a host with exports, nor a tenant with hosts.
+ * Each change is stored, then made in nvmet (with_kernel). The caller of
+ * an export change holds the volume's lock. A host's dhchap is its
+ * DH-HMAC-CHAP secret (dhchap.h), or NULL for none; one is refused
+ * (AG_E_INVALID) where the kernel cannot check it.
  */
 int ag_host_add(struct ag_agent *a, const char *tenant, const char *name, const char *nqn,
 		const char *dhchap, struct ag_err *e);

@@ -335,29 +335,55 @@ static void connections(struct ap_call *c, struct vol_row *rows, size_t n)
 	}
 }
 
-static void export_metrics(FILE *f, const struct vol_row *rows, size_t n)
+/* A volume's figure for a gauge; false: none to show. */
+typedef bool row_value(const struct vol_row *r, unsigned long long *x);
+
+static bool row_size(const struct vol_row *r, unsigned long long *x)
 {
+	*x = r->size;
+	return true;
+}
+
+static bool row_exports(const struct vol_row *r, unsigned long long *x)
+{
+	*x = r->exports;
+	return true;
+}
+
+static bool row_controllers(const struct vol_row *r, unsigned long long *x)
+{
+	*x = r->controllers;
+	return r->connected_known;
+}
+
+static bool row_connected(const struct vol_row *r, unsigned long long *x)
+{
+	*x = r->connected;
+	return r->connected_known;
+}
+
+/* One gauge, a series for each volume that has a figure for it. */
+static void volume_gauge(FILE *f, const char *name, const char *help, const struct vol_row *rows,
+			 size_t n, row_value *value)
+{
+	unsigned long long x;
 	size_t i;
 
-	fprintf(f, "# HELP sluice_volume_export_hosts Hosts the volume is exported to.\n"
-		"# TYPE sluice_volume_export_hosts gauge\n");
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 	for (i = 0; i < n; i++)
-		if (rows[i].id[0])
-			fprintf(f, "sluice_volume_export_hosts{volume=\"%s\",tenant=\"%s\",pool=\"%s\"} %zu\n",
-				rows[i].id, rows[i].tenant, rows[i].pool, rows[i].exports);
-	fprintf(f, "# HELP sluice_volume_export_controllers NVMe controllers of the volume's subsystem"
-		" (where the kernel shows them).\n# TYPE sluice_volume_export_controllers gauge\n");
-	for (i = 0; i < n; i++)
-		if (rows[i].id[0] && rows[i].connected_known)
-			fprintf(f, "sluice_volume_export_controllers{volume=\"%s\",tenant=\"%s\",pool=\"%s\"} %u\n",
-				rows[i].id, rows[i].tenant, rows[i].pool, rows[i].controllers);
-	fprintf(f, "# HELP sluice_volume_export_hosts_connected Hosts with a controller of the volume's"
-		" subsystem (where the kernel shows them).\n"
-		"# TYPE sluice_volume_export_hosts_connected gauge\n");
-	for (i = 0; i < n; i++)
-		if (rows[i].id[0] && rows[i].connected_known)
-			fprintf(f, "sluice_volume_export_hosts_connected{volume=\"%s\",tenant=\"%s\",pool=\"%s\"} %zu\n",
-				rows[i].id, rows[i].tenant, rows[i].pool, rows[i].connected);
+		if (rows[i].id[0] && value(&rows[i], &x))
+			fprintf(f, "%s{volume=\"%s\",tenant=\"%s\",pool=\"%s\"} %llu\n", name,
+				rows[i].id, rows[i].tenant, rows[i].pool, x);
+}
+
+static void export_metrics(FILE *f, const struct vol_row *rows, size_t n)
+{
+	volume_gauge(f, "sluice_volume_export_hosts", "Hosts the volume is exported to.", rows, n,
+		     row_exports);
+	volume_gauge(f, "sluice_volume_export_controllers", "NVMe controllers of the volume's"
+		     " subsystem (where the kernel shows them).", rows, n, row_controllers);
+	volume_gauge(f, "sluice_volume_export_hosts_connected", "Hosts with a controller of the"
+		     " volume's subsystem (where the kernel shows them).", rows, n, row_connected);
 }
 
 static void jobs_metrics(FILE *f, struct ap_call *c)
@@ -438,12 +464,7 @@ void ap_get_metrics(struct ap_call *c)
 		ap_problem(c->resp, AP_P_INTERNAL, "out of memory");
 		goto out;
 	}
-	fprintf(f, "# HELP sluice_volume_size_bytes Size of the volume.\n"
-		"# TYPE sluice_volume_size_bytes gauge\n");
-	for (i = 0; i < n; i++)
-		if (rows[i].id[0])
-			fprintf(f, "sluice_volume_size_bytes{volume=\"%s\",tenant=\"%s\",pool=\"%s\"} %llu\n",
-				rows[i].id, rows[i].tenant, rows[i].pool, (unsigned long long)rows[i].size);
+	volume_gauge(f, "sluice_volume_size_bytes", "Size of the volume.", rows, n, row_size);
 	for (m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
 		const struct metric *mt = &metrics[m];
 

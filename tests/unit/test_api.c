@@ -457,38 +457,16 @@ static void api_host_secrets_are_shown_once(void)
 	CHECK(system(cmd) == 0);
 }
 
-/* put(dir, rel, text): a file of the fake debugfs tree */
-static int put_file(const char *dir, const char *rel, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f);
-}
-
-static int put_dir(const char *dir, const char *rel)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	return mkdir(path, 0755);
-}
-
 /* a controller cntlid of subsystem nqn in the fake debugfs, held by host */
 static int put_ctrl(const char *dbg, const char *nqn, int cntlid, const char *host)
 {
 	char rel[400];
 
 	snprintf(rel, sizeof(rel), "nvmet/%s/ctrl%d", nqn, cntlid);
-	if (put_dir(dbg, rel))
+	if (unit_put_dir(dbg, rel))
 		return -1;
 	snprintf(rel, sizeof(rel), "nvmet/%s/ctrl%d/hostnqn", nqn, cntlid);
-	return put_file(dbg, rel, host);
+	return unit_put_file(dbg, rel, host);
 }
 
 /*
@@ -553,7 +531,7 @@ static void api_stats_show_the_exports_connections(void)
 
 	/* the view: web on two paths, and hosts the volume is not exported to */
 	snprintf(dbg, sizeof(dbg), "%s/debug", dir);
-	CHECK(mkdir(dbg, 0755) == 0 && put_dir(dbg, "nvmet") == 0);
+	CHECK(mkdir(dbg, 0755) == 0 && unit_put_dir(dbg, "nvmet") == 0);
 	snprintf(cctx.debugfs, sizeof(cctx.debugfs), "%s", dbg);
 	CHECK(call(ctok[0], "GET", "/v1/volumes/t0.db/stats", NULL, &out) == 200);
 	CHECK(strstr(out, "\"exports\":{\"hosts\":2,\"controllers\":0,\"connected\":0,"
@@ -561,7 +539,7 @@ static void api_stats_show_the_exports_connections(void)
 	free(out);
 	ag_subsys_nqn(&agent, "t0.db", nqn);
 	snprintf(rel, sizeof(rel), "nvmet/%s", nqn);
-	CHECK(put_dir(dbg, rel) == 0);
+	CHECK(unit_put_dir(dbg, rel) == 0);
 	CHECK(put_ctrl(dbg, nqn, 1, ha) == 0 && put_ctrl(dbg, nqn, 2, ha) == 0);
 	CHECK(put_ctrl(dbg, nqn, 3, ho) == 0 && put_ctrl(dbg, nqn, 4, hg) == 0);
 	CHECK(put_ctrl(dbg, nqn, 5, "nqn.2014-08.example:nobody") == 0);

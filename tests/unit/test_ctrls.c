@@ -20,27 +20,6 @@
 
 static char dir[64];
 
-static int put(const char *rel, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f);
-}
-
-static int mk(const char *rel)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	return mkdir(path, 0755);
-}
-
 static void cleanup(void)
 {
 	char cmd[128];
@@ -65,7 +44,7 @@ static void no_view_is_unknown(void)
 	CHECK(ag_nvmet_ctrls_read("", SUB, &c) == -1);
 	CHECK(ag_nvmet_ctrls_read("/nonexistent-sluice", SUB, &c) == -1);
 	/* nvmet a file, not a directory */
-	CHECK(put("nvmet", "x") == 0);
+	CHECK(unit_put_file(dir, "nvmet", "x") == 0);
 	CHECK(!ag_nvmet_ctrls_known(dir));
 	cleanup();
 }
@@ -78,32 +57,32 @@ static void counts_controllers_and_hosts_once(void)
 
 	strcpy(dir, "/tmp/sluice-ctrls-XXXXXX");
 	CHECK(mkdtemp(dir));
-	CHECK(mk("nvmet") == 0);
+	CHECK(unit_put_dir(dir, "nvmet") == 0);
 	CHECK(ag_nvmet_ctrls_known(dir));
 	/* no such subsystem: known, none */
 	CHECK(ag_nvmet_ctrls_read(dir, SUB, &c) == 0);
 	CHECK(c.controllers == 0 && c.nr_hosts == 0);
 	ag_nvmet_ctrls_free(&c);
 	snprintf(sub, sizeof(sub), "nvmet/%s", SUB);
-	CHECK(mk(sub) == 0);
+	CHECK(unit_put_dir(dir, sub) == 0);
 	CHECK(ag_nvmet_ctrls_read(dir, SUB, &c) == 0);
 	CHECK(c.controllers == 0 && c.nr_hosts == 0);
 	ag_nvmet_ctrls_free(&c);
 	/* one host on two paths, another on one; the kernel prints no newline, allow one */
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl1", SUB);
-	CHECK(mk(sub) == 0);
+	CHECK(unit_put_dir(dir, sub) == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl1/hostnqn", SUB);
-	CHECK(put(sub, HB) == 0);
+	CHECK(unit_put_file(dir, sub, HB) == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl1/state", SUB);
-	CHECK(put(sub, "ready\n") == 0);
+	CHECK(unit_put_file(dir, sub, "ready\n") == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl2", SUB);
-	CHECK(mk(sub) == 0);
+	CHECK(unit_put_dir(dir, sub) == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl2/hostnqn", SUB);
-	CHECK(put(sub, HA "\n") == 0);
+	CHECK(unit_put_file(dir, sub, HA "\n") == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl17", SUB);
-	CHECK(mk(sub) == 0);
+	CHECK(unit_put_dir(dir, sub) == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl17/hostnqn", SUB);
-	CHECK(put(sub, HB) == 0);
+	CHECK(unit_put_file(dir, sub, HB) == 0);
 	CHECK(ag_nvmet_ctrls_read(dir, SUB, &c) == 0);
 	CHECK_EQ_U64(c.controllers, 3);
 	CHECK_EQ_U64(c.nr_hosts, 2);
@@ -113,35 +92,35 @@ static void counts_controllers_and_hosts_once(void)
 
 	/* not controllers: left out */
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrlx", SUB);
-	CHECK(mk(sub) == 0);
+	CHECK(unit_put_dir(dir, sub) == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl", SUB);
-	CHECK(mk(sub) == 0);
+	CHECK(unit_put_dir(dir, sub) == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl1234567", SUB);
-	CHECK(mk(sub) == 0);
+	CHECK(unit_put_dir(dir, sub) == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/other", SUB);
-	CHECK(put(sub, HA) == 0);
+	CHECK(unit_put_file(dir, sub, HA) == 0);
 	/* a controller gone while read (no hostnqn left): left out */
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl3", SUB);
-	CHECK(mk(sub) == 0);
+	CHECK(unit_put_dir(dir, sub) == 0);
 	/* controllers whose host NQN is no NQN: counted, their host not */
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl4", SUB);
-	CHECK(mk(sub) == 0);
+	CHECK(unit_put_dir(dir, sub) == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl4/hostnqn", SUB);
-	CHECK(put(sub, "") == 0);
+	CHECK(unit_put_file(dir, sub, "") == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl5", SUB);
-	CHECK(mk(sub) == 0);
+	CHECK(unit_put_dir(dir, sub) == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl5/hostnqn", SUB);
-	CHECK(put(sub, "nqn.x\001y\n") == 0);
+	CHECK(unit_put_file(dir, sub, "nqn.x\001y\n") == 0);
 	memset(long_nqn, 'a', sizeof(long_nqn) - 1);
 	long_nqn[sizeof(long_nqn) - 1] = '\0';
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl6", SUB);
-	CHECK(mk(sub) == 0);
+	CHECK(unit_put_dir(dir, sub) == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl6/hostnqn", SUB);
-	CHECK(put(sub, long_nqn) == 0);
+	CHECK(unit_put_file(dir, sub, long_nqn) == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl8", SUB);
-	CHECK(mk(sub) == 0);
+	CHECK(unit_put_dir(dir, sub) == 0);
 	snprintf(sub, sizeof(sub), "nvmet/%s/ctrl8/hostnqn", SUB);
-	CHECK(mk(sub) == 0);
+	CHECK(unit_put_dir(dir, sub) == 0);
 	CHECK(ag_nvmet_ctrls_read(dir, SUB, &c) == 0);
 	CHECK_EQ_U64(c.controllers, 3 + 4);
 	CHECK_EQ_U64(c.nr_hosts, 2);
@@ -157,7 +136,7 @@ static void counts_controllers_and_hosts_once(void)
 	CHECK(ag_nvmet_ctrls_read(dir, long_nqn, &c) == -1);
 	CHECK(!c.hosts && !c.controllers);
 	/* a subsystem that is a file: none */
-	CHECK(put("nvmet/nqn.file", "x") == 0);
+	CHECK(unit_put_file(dir, "nvmet/nqn.file", "x") == 0);
 	CHECK(ag_nvmet_ctrls_read(dir, "nqn.file", &c) == 0);
 	CHECK(c.controllers == 0);
 	cleanup();
@@ -171,16 +150,16 @@ static void many_hosts(void)
 
 	strcpy(dir, "/tmp/sluice-ctrls-XXXXXX");
 	CHECK(mkdtemp(dir));
-	CHECK(mk("nvmet") == 0);
+	CHECK(unit_put_dir(dir, "nvmet") == 0);
 	snprintf(rel, sizeof(rel), "nvmet/%s", SUB);
-	CHECK(mk(rel) == 0);
+	CHECK(unit_put_dir(dir, rel) == 0);
 	/* 300 controllers of 100 hosts, each host thrice */
 	for (i = 0; i < 300; i++) {
 		snprintf(rel, sizeof(rel), "nvmet/%s/ctrl%u", SUB, i + 1);
-		CHECK(mk(rel) == 0);
+		CHECK(unit_put_dir(dir, rel) == 0);
 		snprintf(rel, sizeof(rel), "nvmet/%s/ctrl%u/hostnqn", SUB, i + 1);
 		snprintf(nqn, sizeof(nqn), "nqn.2014-08.org.example:host-%03u", i % 100);
-		CHECK(put(rel, nqn) == 0);
+		CHECK(unit_put_file(dir, rel, nqn) == 0);
 	}
 	CHECK(ag_nvmet_ctrls_read(dir, SUB, &c) == 0);
 	CHECK_EQ_U64(c.controllers, 300);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <string.h>
+#include <sys/stat.h>
 
 #include "unit.h"
 
@@ -31,4 +32,25 @@ int unit_run(const char *suite, const struct unit_test *tests, size_t n)
 		fflush(stdout);
 	}
 	return failed ? 1 : 0;
+}
+
+int unit_put_file(const char *dir, const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+int unit_put_dir(const char *dir, const char *rel)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	return mkdir(path, 0755);
 }

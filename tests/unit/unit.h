@@ -41,6 +41,10 @@ int unit_run(const char *suite, const struct unit_test *tests, size_t n);
 		}                                                       \
 	} while (0)
 
+/* A file of text, or a directory, at dir/rel (fixture trees); 0 or -1. */
+int unit_put_file(const char *dir, const char *rel, const char *text);
+int unit_put_dir(const char *dir, const char *rel);
+
 #define UNIT_TEST(fn) { #fn, fn }
 #define UNIT_MAIN(suite, table)                                         \
 	int main(void)                                                  \

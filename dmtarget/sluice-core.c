@@ -46,6 +46,7 @@ static const struct sl_key sl_keys[] = {
 	SL_KEY(weight, SL_K_WEIGHT, weight, 0),
 	SL_KEY(reserve_iops, SL_K_U64, reserve_iops, 0),
 	SL_KEY(reserve_bps, SL_K_U64, reserve_bps, 0),
+	SL_KEY(latency_us, SL_K_U64, latency_us, 0),
 	SL_KEY(dirty_strict, SL_K_BOOL, dirty_strict, 0),
 	SL_KEY(group, SL_K_LABEL, group, 1),
 	SL_KEY(group_bps, SL_K_GROUP, group_avg[SL_BPS], 0),
@@ -376,6 +377,14 @@ int sl_config_validate(const struct sl_config *cfg, const char **err)
 			*err = "reserve_bps: needs pool";
 			return -1;
 		}
+		if (cfg->latency_us) {
+			*err = "latency_us: needs pool";
+			return -1;
+		}
+	}
+	if (cfg->latency_us > SL_LATENCY_US_MAX) {
+		*err = "latency_us: above 10000000";
+		return -1;
 	}
 	if (cfg->reserve_iops > SL_RESERVE_IOPS_MAX) {
 		*err = "reserve_iops: above 10000000";
@@ -743,6 +752,17 @@ void sl_throttle_rescale(struct sl_throttle *t, const struct sl_limits *old,
 						 old->b[b].burst_tau_ns,
 						 new->b[b].burst_tau_ns, now);
 	}
+}
+
+unsigned int sl_lat_bucket(u64 lat_ns)
+{
+	u64 units = lat_ns / SL_LAT_BUCKET0_NS;
+	unsigned int i;
+
+	if (!units)
+		return 0;
+	i = 64 - __builtin_clzll(units);
+	return i < SL_LAT_BUCKETS ? i : SL_LAT_BUCKETS - 1;
 }
 
 unsigned int sl_hist_bucket(u64 wait_ns)

@@ -54,6 +54,8 @@ enum sl_dir { SL_READ = 0, SL_WRITE = 1 };
  */
 #define SL_RESERVE_IOPS_MAX 10000000ULL
 #define SL_RESERVE_BPS_MAX (1ULL << 40)
+/* A completion-latency target beyond any disk's: 10 s. */
+#define SL_LATENCY_US_MAX 10000000ULL
 /* The longest canonical argument list sl_config_format() can produce. */
 #define SL_FORMAT_MAX 1600
 
@@ -67,6 +69,7 @@ struct sl_config {
 	u32 weight;
 	u64 reserve_iops;
 	u64 reserve_bps;
+	u64 latency_us;			/* the pool's p90 target; 0 = none */
 	u32 dirty_strict;		/* 1: the bdi's dirty pages to its own share */
 	/*
 	 * A shared limit group: its limits apply to every table naming it,
@@ -190,6 +193,14 @@ void sl_throttle_rescale(struct sl_throttle *t, const struct sl_limits *old,
 /* Wait histogram: bucket 0 is < 1 ms, bucket i is [2^(i-1), 2^i) ms. */
 #define SL_HIST_BUCKETS 16
 unsigned int sl_hist_bucket(u64 wait_ns);
+
+/*
+ * Completion-latency histogram: bucket 0 is < 16 us, bucket i (1..14) is
+ * [16 * 2^(i-1), 16 * 2^i) us, bucket 15 is 262144 us and above.
+ */
+#define SL_LAT_BUCKETS 16
+#define SL_LAT_BUCKET0_NS 16000ULL
+unsigned int sl_lat_bucket(u64 lat_ns);
 
 /* floor(a * b / c), saturated to U64_MAX; c != 0. */
 u64 sl_mul_div(u64 a, u64 b, u64 c);

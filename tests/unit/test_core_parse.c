@@ -160,6 +160,9 @@ static const struct bad_case bad_table[] = {
 	{ "pool=p reserve_iops=2147483648", "reserve_iops: above 10000000" },
 	{ "pool=p reserve_iops=10000001", "reserve_iops: above 10000000" },
 	{ "pool=p reserve_bps=1099511627777", "reserve_bps: above 1099511627776" },
+	{ "latency_us=500", "latency_us: needs pool" },
+	{ "pool=p latency_us=10000001", "latency_us: above 10000000" },
+	{ "pool=p latency_us=1x", "latency_us: invalid value" },
 	{ "tenant=", "tenant: invalid value" },
 	{ "tenant=a/b", "tenant: invalid value" },
 	{ "tenant=-x", "tenant: invalid value" },
@@ -288,7 +291,7 @@ static void longest_config_fits_format_max(void)
 			      "riops_max=18446744073709551615 wiops_max=18446744073709551615 "
 			      "burst_s=86400 iops_size=4294967295 "
 			      "pool=012345678901234567890123456789012345678901234567890123456789012 "
-			      "weight=10000 reserve_iops=10000000 reserve_bps=1099511627776 "
+			      "weight=10000 reserve_iops=10000000 reserve_bps=1099511627776 latency_us=10000000 "
 			      "dirty_strict=1 group=012345678901234567890123456789012345678901234567890123456789012 "
 			      "group_rbps=18446744073709551615 group_wbps=18446744073709551615 "
 			      "group_riops=18446744073709551615 group_wiops=18446744073709551615 "

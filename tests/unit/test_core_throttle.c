@@ -356,8 +356,22 @@ static void hist_buckets_are_log2_ms(void)
 	CHECK_EQ_U64(sl_hist_bucket(UINT64_MAX), SL_HIST_BUCKETS - 1);
 }
 
+static void lat_buckets_are_log2_of_16us(void)
+{
+	CHECK_EQ_U64(sl_lat_bucket(0), 0);
+	CHECK_EQ_U64(sl_lat_bucket(15999), 0);
+	CHECK_EQ_U64(sl_lat_bucket(16000), 1);
+	CHECK_EQ_U64(sl_lat_bucket(31999), 1);
+	CHECK_EQ_U64(sl_lat_bucket(32000), 2);
+	CHECK_EQ_U64(sl_lat_bucket(2000000), 7);	/* 2 ms: [1024, 2048) us */
+	CHECK_EQ_U64(sl_lat_bucket(262143999), 14);
+	CHECK_EQ_U64(sl_lat_bucket(262144000), SL_LAT_BUCKETS - 1);
+	CHECK_EQ_U64(sl_lat_bucket(UINT64_MAX), SL_LAT_BUCKETS - 1);
+}
+
 static const struct unit_test tests[] = {
 	UNIT_TEST(unlimited_never_waits),
+	UNIT_TEST(lat_buckets_are_log2_of_16us),
 	UNIT_TEST(iops_limit_at_depth_1_and_32),
 	UNIT_TEST(bps_limit_with_large_and_small_ios),
 	UNIT_TEST(direction_limits_apply_to_their_direction_only),

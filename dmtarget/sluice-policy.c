@@ -8,7 +8,7 @@
 #include <linux/string.h>
 #include <linux/device-mapper.h>
 
-#include "sluice-policy.h"
+#include "sluice-target.h"
 
 #define DM_MSG_PREFIX "sluice"
 
@@ -75,3 +75,9 @@ void sluice_policy_unregister(struct sluice_policy_type *type)
 	mutex_unlock(&sluice_policy_lock);
 }
 EXPORT_SYMBOL_GPL(sluice_policy_unregister);
+
+struct sluice_pool_stamp *sluice_pool_stamp(struct bio *bio)
+{
+	return &sluice_bio_io(bio)->pool;
+}
+EXPORT_SYMBOL_GPL(sluice_pool_stamp);

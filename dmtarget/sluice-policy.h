@@ -31,7 +31,21 @@ struct sluice_member_params {
 	u32 weight;
 	u64 reserve_iops;
 	u64 reserve_bps;
+	u64 latency_us;		/* p90 completion-latency target; 0: none */
 };
+
+/*
+ * Room the target keeps in each bio's per-bio data for the policy, which
+ * alone writes it: when the bio was admitted and sent, for the service and
+ * completion times complete() measures.
+ */
+struct sluice_pool_stamp {
+	u64 admitted_ns;
+	u64 sent_ns;
+	u32 flags;		/* the policy's own */
+};
+
+struct sluice_pool_stamp *sluice_pool_stamp(struct bio *bio);
 
 struct sluice_policy_type {
 	struct list_head list;
@@ -48,7 +62,7 @@ struct sluice_policy_type {
 	/* true: send the bio now, it is counted in flight; false: held. */
 	bool (*admit)(struct sluice_member *m, struct bio *bio);
 	/* A bio admitted (sent now or later) has completed. */
-	void (*complete)(struct sluice_member *m);
+	void (*complete)(struct sluice_member *m, struct bio *bio);
 	/*
 	 * Take back every bio the member holds, oldest first, not in flight,
 	 * and close it: admit() then holds nothing until reopen().

@@ -223,14 +223,31 @@ u64 sl_sched_cost(const struct sl_sched *s, u64 bytes)
  * the signed max() it replaces put a new volume's finish tag of 0 after
  * every other key once vtime passed 2^63, and it was never picked again.
  */
-static u64 sl_start_tag(const struct sl_sched *s, struct sl_sched_client *c)
+static u64 sl_start_tag_of(const struct sl_sched *s,
+			   const struct sl_sched_client *c)
 {
-	if (c->fresh) {
-		c->fresh = false;
+	if (c->fresh)
 		return s->vtime;
-	}
 	/* last_step: the step that made finish, whatever the weight is now */
 	return c->finish - s->vtime <= c->last_step ? c->finish : s->vtime;
+}
+
+static u64 sl_start_tag(const struct sl_sched *s, struct sl_sched_client *c)
+{
+	u64 tag = sl_start_tag_of(s, c);
+
+	c->fresh = false;
+	return tag;
+}
+
+bool sl_sched_would_lead(const struct sl_sched *s,
+			 const struct sl_sched_client *c)
+{
+	const struct sl_heap_node *top = sl_heap_top(&s->w);
+
+	if (c->backlogged)
+		return false;
+	return !top || !sl_before(top->key, sl_start_tag_of(s, c));
 }
 
 void sl_sched_activate(struct sl_sched *s, struct sl_sched_client *c, u64 now)

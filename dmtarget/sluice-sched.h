@@ -115,6 +115,13 @@ struct sl_sched_client *sl_sched_pick(struct sl_sched *s, u64 now,
 void sl_sched_sent(struct sl_sched *s, struct sl_sched_client *c,
 		   bool by_reservation, u64 cost, u64 bytes, bool more, u64 now);
 
+/*
+ * Whether c, if a bio of it arrived now, would be picked by weight before
+ * every volume now backlogged (its start tag at or before theirs).
+ */
+bool sl_sched_would_lead(const struct sl_sched *s,
+			 const struct sl_sched_client *c);
+
 /* Min-heap on wrap-safe u64 keys; exposed for the host tests. */
 void sl_heap_push(struct sl_heap *h, struct sl_heap_node *n);
 void sl_heap_remove(struct sl_heap *h, struct sl_heap_node *n);

@@ -210,6 +210,9 @@ void sluice_stats_zero(struct sluice_stats *st)
 	atomic64_set(&st->wait_max_ns, 0);
 	for (i = 0; i < SL_HIST_BUCKETS; i++)
 		atomic64_set(&st->hist[i], 0);
+	atomic64_set(&st->lat_ns, 0);
+	for (i = 0; i < SL_LAT_BUCKETS; i++)
+		atomic64_set(&st->lat_hist[i], 0);
 }
 
 /* " <prefix>rd_ios=... <prefix>wait_max_ns=...": what a group reports. */

@@ -510,6 +510,7 @@ static void sluice_member_params(struct sluice_member_params *mp,
 	mp->weight = cfg->weight;
 	mp->reserve_iops = cfg->reserve_iops;
 	mp->reserve_bps = cfg->reserve_bps;
+	mp->latency_us = cfg->latency_us;
 }
 
 static void sluice_dtr(struct dm_target *ti)
@@ -754,6 +755,7 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 		atomic64_inc(&v->st.flushes);
 		return DM_MAPIO_REMAPPED;
 	}
+	io->start_ns = ktime_get_ns();
 
 	d = op_is_write(op) ? SL_WRITE : SL_READ;
 	io->dir = d;
@@ -820,11 +822,19 @@ static int sluice_end_io(struct dm_target *ti, struct bio *bio,
 	struct sluice_c *sc = ti->private;
 	struct sluice_io *io = sluice_bio_io(bio);
 
+	struct sluice_stats *st = &sc->vol->st;
+	u64 lat;
+
 	if (io->pooled)
-		sc->policy->complete(sc->member);
+		sc->policy->complete(sc->member, bio);
 	sluice_done_downstream(sc->vol, io);
-	if (*error && *error != BLK_STS_DM_REQUEUE && bio_sectors(bio))
-		atomic64_inc(&sc->vol->st.errors[io->dir]);
+	if (!bio_sectors(bio) || *error == BLK_STS_DM_REQUEUE)
+		return DM_ENDIO_DONE;
+	if (*error)
+		atomic64_inc(&st->errors[io->dir]);
+	lat = ktime_get_ns() - io->start_ns;
+	atomic64_add(lat, &st->lat_ns);
+	atomic64_inc(&st->lat_hist[sl_lat_bucket(lat)]);
 	return DM_ENDIO_DONE;
 }
 
@@ -980,6 +990,9 @@ static void sluice_emit_info(struct sluice_stats *st, char *result,
 	       atomic64_read(&st->errors[SL_WRITE]));
 	for (i = 0; i < SL_HIST_BUCKETS; i++)
 		DMEMIT("%s%lld", i ? "," : "", atomic64_read(&st->hist[i]));
+	DMEMIT(" lat_ns=%lld lat_hist=", atomic64_read(&st->lat_ns));
+	for (i = 0; i < SL_LAT_BUCKETS; i++)
+		DMEMIT("%s%lld", i ? "," : "", atomic64_read(&st->lat_hist[i]));
 }
 
 /* The table's config as in force: its group's limits from the group. */

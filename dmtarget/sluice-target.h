@@ -21,6 +21,7 @@
 #include <linux/device-mapper.h>
 
 #include "sluice-core.h"
+#include "sluice-policy.h"
 
 /*
  * Counters, updated without the stage lock so that the unthrottled path
@@ -37,6 +38,9 @@ struct sluice_stats {
 	atomic64_t wait_ns;
 	atomic64_t wait_max_ns;
 	atomic64_t hist[SL_HIST_BUCKETS];
+	/* completion latency: arrival at the target to completion */
+	atomic64_t lat_ns;
+	atomic64_t lat_hist[SL_LAT_BUCKETS];
 };
 
 struct sluice_stage {
@@ -139,6 +143,8 @@ struct sluice_io {
 	u8 waited;
 	bool group_throttled;		/* counted in its group's throttled */
 	u64 wait_ns[2];			/* by the volume's stage, the group's */
+	u64 start_ns;			/* arrival at the target: map */
+	struct sluice_pool_stamp pool;	/* the pool policy's */
 	struct sluice_c *pool_sc;	/* the table whose pool it goes to */
 	struct sluice_vol *vol;
 	struct sluice_group *group;

@@ -3,7 +3,10 @@
  * dm-sluice-weight: the pool policy of the sluice target. The volumes whose
  * tables name one pool share a dispatcher that keeps at most `depth` bios in
  * flight to their device; above that, the next bio is chosen by reservation
- * tags, then by weight (start-time fair queueing), see sluice-sched.h.
+ * tags, then by weight (start-time fair queueing), see sluice-sched.h. The
+ * depth sets itself to the device's parallelism (sluice-depth.h); a slot is
+ * kept for a volume that keeps few bios outstanding (sluice-think.h); and a
+ * volume's latency target squeezes the slots of volumes with looser ones.
  *
  * The pool is named, not found by device: each volume usually sits on its
  * own linear map of the pool's disk.
@@ -17,16 +20,18 @@
 #include <linux/string.h>
 #include <linux/workqueue.h>
 #include <linux/timer.h>
+#include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/device-mapper.h>
 
 #include "sluice-sched.h"
+#include "sluice-depth.h"
+#include "sluice-think.h"
 #include "sluice-policy.h"
 
 #define DM_MSG_PREFIX "sluice-weight"
 
-#define POOL_DEPTH_DEFAULT 32
-#define POOL_DEPTH_MAX 4096
+#define POOL_DEPTH_MAX SL_DEPTH_MAX
 /*
  * A member whose bios in flight have made no progress (no completion) for
  * this long is stalled: its device below is suspended, has lost its path or
@@ -37,6 +42,17 @@
 #define POOL_STALL_NS (1000ULL * NSEC_PER_MSEC)
 /* How often a pool that has bios waiting and no room looks for stalls. */
 #define POOL_STALL_CHECK_MS 250
+/*
+ * Latency targets: every window, a member with a target whose completions
+ * were over it more than one time in ten (its p90 above it) squeezes the
+ * slots that members with looser targets, or none, may hold together:
+ * halved each window it misses, grown by an eighth each window all targets
+ * hold, until the squeeze is off. As io.latency does with queue depths.
+ */
+#define POOL_LAT_WIN_NS (50ULL * NSEC_PER_MSEC)
+#define POOL_LAT_MIN_DONE 8
+/* sluice_pool_stamp.flags */
+#define POOL_BIO_LOOSE 1	/* counted in the pool's loose_inflight */
 
 struct sluice_pool {
 	struct list_head list;		/* in sluice_pools */
@@ -51,7 +67,14 @@ struct sluice_pool {
 	u32 cap;
 	struct list_head members;
 	/* inflight counts the bios in flight of members that are not stalled */
-	unsigned int depth, inflight;
+	unsigned int inflight;
+	struct sl_depth dc;		/* the depth in force: dc.depth */
+	unsigned int kept;		/* slots kept for anticipated members */
+	/* latency targets */
+	unsigned int nr_targets;	/* members with one */
+	u64 squeeze_ns;			/* the target that squeezes; 0: none */
+	unsigned int loose_cap, loose_inflight;
+	u64 lat_win_start;
 };
 
 struct sluice_member {
@@ -65,6 +88,15 @@ struct sluice_member {
 	bool stalled;			/* see POOL_STALL_NS */
 	bool closed;			/* drained for a suspend: hold nothing */
 	u64 sent, by_reservation, stalls;
+	/* anticipation */
+	struct sl_think think;
+	bool anticipating;		/* holds one of the pool's kept slots */
+	struct hrtimer antic_timer;	/* ends it */
+	u64 anticipated;		/* a bio came within the window */
+	/* latency target, and this window's completions against it */
+	u64 target_ns;
+	u32 lat_done, lat_over;
+	u64 lat_missed;			/* windows it missed */
 };
 
 static LIST_HEAD(sluice_pools);
@@ -79,15 +111,41 @@ static u64 bio_cost_bytes(struct bio *bio)
 	return bio->bi_iter.bi_size;
 }
 
-/* A bio of m goes to the device: count it in flight. */
-static void __pool_count_sent(struct sluice_pool *p, struct sluice_member *m,
-			      u64 now)
+static bool __pool_room(const struct sluice_pool *p)
 {
+	return p->inflight + p->kept < p->dc.depth;
+}
+
+/* Whether m's bios count against the squeeze of a latency target. */
+static bool __member_loose(const struct sluice_pool *p,
+			   const struct sluice_member *m)
+{
+	return p->squeeze_ns && (!m->target_ns || m->target_ns > p->squeeze_ns);
+}
+
+static bool __member_squeezed(const struct sluice_pool *p,
+			      const struct sluice_member *m)
+{
+	return __member_loose(p, m) && p->loose_inflight >= p->loose_cap;
+}
+
+/* A bio of m goes to the device: count it in flight, stamp it. */
+static void __pool_count_sent(struct sluice_pool *p, struct sluice_member *m,
+			      struct bio *bio, u64 now)
+{
+	struct sluice_pool_stamp *stamp = sluice_pool_stamp(bio);
+
 	if (!m->inflight++)
 		m->progress_ns = now;
 	if (!m->stalled)
 		p->inflight++;
 	m->sent++;
+	stamp->sent_ns = now;
+	stamp->flags = 0;
+	if (__member_loose(p, m)) {
+		stamp->flags |= POOL_BIO_LOOSE;
+		p->loose_inflight++;
+	}
 }
 
 /* Send the head bio of m's queue, as the scheduler chose it. */
@@ -102,8 +160,127 @@ static struct bio *__pool_take(struct sluice_pool *p, struct sluice_member *m,
 		      m->nr_queued > 0, now);
 	if (by_res)
 		m->by_reservation++;
-	__pool_count_sent(p, m, now);
+	__pool_count_sent(p, m, bio, now);
 	return bio;
+}
+
+/*
+ * The squeeze holds back the member the scheduler picked: the backlogged
+ * member with a target at least as tight as the squeezing one that is next
+ * by weight, or NULL. O(members), and only while a target is missed.
+ */
+static struct sluice_member *__pool_pick_tight(struct sluice_pool *p)
+{
+	struct sluice_member *m, *best = NULL;
+
+	list_for_each_entry(m, &p->members, node) {
+		if (!m->c.backlogged || __member_loose(p, m))
+			continue;
+		if (!best || (long long)(m->c.wnode.key - best->c.wnode.key) < 0)
+			best = m;
+	}
+	return best;
+}
+
+/* The next bio to send, if there is room and one may go; NULL if none. */
+static struct bio *__pool_next(struct sluice_pool *p, u64 now)
+{
+	struct sl_sched_client *c;
+	struct sluice_member *m;
+	bool by_res;
+
+	if (!__pool_room(p))
+		return NULL;
+	c = sl_sched_pick(&p->s, now, &by_res);
+	if (!c)
+		return NULL;
+	m = container_of(c, struct sluice_member, c);
+	if (__member_squeezed(p, m)) {
+		m = __pool_pick_tight(p);
+		if (!m)
+			return NULL;
+		by_res = false;
+	}
+	return __pool_take(p, m, by_res, now);
+}
+
+/* Stop keeping a slot for m. */
+static void __member_end_anticipation(struct sluice_pool *p,
+				      struct sluice_member *m)
+{
+	if (!m->anticipating)
+		return;
+	m->anticipating = false;
+	p->kept--;
+}
+
+/*
+ * m's last bio completed and nothing of it waits: keep a slot for its next
+ * one if it thinks briefly, others would take the slot, and it would be
+ * served first (see sluice-think.h).
+ */
+static void __member_anticipate(struct sluice_pool *p, struct sluice_member *m,
+				u64 now)
+{
+	u64 window;
+
+	sl_think_idle(&m->think, now);
+	if (m->closed || m->stalled || !sl_heap_top(&p->s.w) ||
+	    p->kept >= sl_think_slots(p->dc.depth))
+		return;
+	window = sl_think_window(&m->think, sl_depth_lat0(&p->dc));
+	if (!window || !sl_sched_would_lead(&p->s, &m->c))
+		return;
+	m->anticipating = true;
+	p->kept++;
+	/*
+	 * A timer of an earlier window that is running now ends this one
+	 * early: a slot given back too soon, never one kept too long.
+	 */
+	hrtimer_start(&m->antic_timer, ns_to_ktime(window), HRTIMER_MODE_REL);
+}
+
+/*
+ * Every POOL_LAT_WIN_NS: the targets missed and held, and the squeeze they
+ * set on the others.
+ */
+static void __pool_latency_window(struct sluice_pool *p, u64 now)
+{
+	struct sluice_member *m;
+	u64 missed = 0;
+
+	if (!p->nr_targets && !p->squeeze_ns)
+		return;
+	if (now - p->lat_win_start < POOL_LAT_WIN_NS)
+		return;
+	p->lat_win_start = now;
+	list_for_each_entry(m, &p->members, node) {
+		if (!m->target_ns)
+			continue;
+		if (m->lat_done >= POOL_LAT_MIN_DONE &&
+		    m->lat_over * 10 > m->lat_done) {
+			m->lat_missed++;
+			if (!missed || m->target_ns < missed)
+				missed = m->target_ns;
+		}
+		m->lat_done = 0;
+		m->lat_over = 0;
+	}
+	if (missed) {
+		if (!p->squeeze_ns) {
+			p->loose_cap = p->dc.depth;
+			p->squeeze_ns = missed;
+		} else if (missed < p->squeeze_ns) {
+			p->squeeze_ns = missed;
+		}
+		p->loose_cap = p->loose_cap / 2 ? p->loose_cap / 2 : 1;
+		return;
+	}
+	if (!p->squeeze_ns)
+		return;
+	p->loose_cap += p->loose_cap / 8 ? p->loose_cap / 8 : 1;
+	if (p->loose_cap >= p->dc.depth)
+		p->squeeze_ns = 0;
 }
 
 /*
@@ -123,6 +300,7 @@ static void __pool_find_stalls(struct sluice_pool *p, u64 now)
 		p->inflight -= m->inflight;
 		/* its queue waits until one of its bios completes */
 		sl_sched_deactivate(&p->s, &m->c);
+		__member_end_anticipation(p, m);
 	}
 }
 
@@ -151,18 +329,10 @@ static void pool_dispatch_fn(struct work_struct *w)
 	bool blocked;
 
 	spin_lock_irqsave(&p->lock, flags);
-	if (p->inflight >= p->depth && sl_heap_top(&p->s.w))
+	if (!__pool_room(p) && sl_heap_top(&p->s.w))
 		__pool_find_stalls(p, now);
-	while (p->inflight < p->depth) {
-		bool by_res;
-		struct sl_sched_client *c = sl_sched_pick(&p->s, now, &by_res);
-
-		if (!c)
-			break;
-		bio = __pool_take(p, container_of(c, struct sluice_member, c),
-				  by_res, now);
+	while ((bio = __pool_next(p, now)))
 		bio_list_add(&out, bio);
-	}
 	blocked = sl_heap_top(&p->s.w) != NULL;
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (blocked)
@@ -173,6 +343,24 @@ static void pool_dispatch_fn(struct work_struct *w)
 		dm_submit_bio_remap(bio, NULL);
 		cond_resched();
 	}
+}
+
+static enum hrtimer_restart member_antic_timer_fn(struct hrtimer *t)
+{
+	struct sluice_member *m = container_of(t, struct sluice_member,
+					       antic_timer);
+	struct sluice_pool *p = m->pool;
+	unsigned long flags;
+	bool kick;
+
+	spin_lock_irqsave(&p->lock, flags);
+	kick = m->anticipating;
+	__member_end_anticipation(p, m);
+	kick = kick && sl_heap_top(&p->s.w);
+	spin_unlock_irqrestore(&p->lock, flags);
+	if (kick)
+		queue_work(weight_wq, &p->dispatch);
+	return HRTIMER_NORESTART;
 }
 
 static struct sluice_pool *pool_find(const char *name)
@@ -230,6 +418,9 @@ static struct sluice_member *weight_attach(const char *name,
 	bio_list_init(&m->queue);
 	INIT_LIST_HEAD(&m->node);
 	sl_sched_client_init(&m->c, mp->weight, mp->reserve_iops, mp->reserve_bps);
+	hrtimer_init(&m->antic_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	m->antic_timer.function = member_antic_timer_fn;
+	m->target_ns = mp->latency_us * NSEC_PER_USEC;
 
 	mutex_lock(&sluice_pools_lock);
 	p = pool_find(name);
@@ -243,7 +434,7 @@ static struct sluice_member *weight_attach(const char *name,
 		timer_setup(&p->stall_timer, pool_stall_timer_fn, 0);
 		INIT_LIST_HEAD(&p->members);
 		sl_sched_init(&p->s, NULL, NULL, 0);
-		p->depth = POOL_DEPTH_DEFAULT;
+		sl_depth_init(&p->dc, 0, ktime_get_ns());
 		created = true;
 	}
 	if (pool_grow(p)) {
@@ -257,6 +448,8 @@ static struct sluice_member *weight_attach(const char *name,
 	m->pool = p;
 	spin_lock_irq(&p->lock);
 	list_add_tail(&m->node, &p->members);
+	if (m->target_ns)
+		p->nr_targets++;
 	spin_unlock_irq(&p->lock);
 	mutex_unlock(&sluice_pools_lock);
 	return m;
@@ -277,8 +470,12 @@ static void weight_detach(struct sluice_member *m)
 	/* the target drained the queue on presuspend; dm waited for the rest */
 	WARN_ON_ONCE(m->nr_queued || m->inflight);
 	sl_sched_deactivate(&p->s, &m->c);
+	__member_end_anticipation(p, m);
+	if (m->target_ns)
+		p->nr_targets--;
 	list_del(&m->node);
 	spin_unlock_irq(&p->lock);
+	hrtimer_cancel(&m->antic_timer);
 	if (--p->nr_members) {
 		mutex_unlock(&sluice_pools_lock);
 		kfree(m);
@@ -305,6 +502,11 @@ static void weight_set(struct sluice_member *m,
 	spin_lock_irq(&p->lock);
 	sl_sched_client_set(&p->s, &m->c, mp->weight, mp->reserve_iops,
 			    mp->reserve_bps, ktime_get_ns());
+	if (!m->target_ns != !mp->latency_us)
+		p->nr_targets += mp->latency_us ? 1 : -1;
+	m->target_ns = mp->latency_us * NSEC_PER_USEC;
+	m->lat_done = 0;
+	m->lat_over = 0;
 	spin_unlock_irq(&p->lock);
 }
 
@@ -313,23 +515,31 @@ static bool weight_admit(struct sluice_member *m, struct bio *bio)
 	struct sluice_pool *p = m->pool;
 	u64 now = ktime_get_ns(), bytes;
 	unsigned long flags;
-	bool kick;
+	bool kick, waiting, sent = false;
 
+	sluice_pool_stamp(bio)->admitted_ns = now;
 	/* map may be called with interrupts off: keep their state */
 	spin_lock_irqsave(&p->lock, flags);
 	/* suspending: the pool must hold nothing for this member */
 	if (m->closed) {
-		__pool_count_sent(p, m, now);
+		__pool_count_sent(p, m, bio, now);
 		spin_unlock_irqrestore(&p->lock, flags);
 		return true;
 	}
+	sl_think_busy(&m->think, now);
+	/* its kept slot is free for whoever the scheduler picks: likely it */
+	if (m->anticipating) {
+		__member_end_anticipation(p, m);
+		m->anticipated++;
+	}
 	/* room, and nobody waiting: send it, keeping the tags in step */
-	if (p->inflight < p->depth && !sl_heap_top(&p->s.w) && !m->stalled) {
+	if (__pool_room(p) && !sl_heap_top(&p->s.w) && !m->stalled &&
+	    !__member_squeezed(p, m)) {
 		bytes = bio_cost_bytes(bio);
 		sl_sched_activate(&p->s, &m->c, now);
 		sl_sched_sent(&p->s, &m->c, false, sl_sched_cost(&p->s, bytes),
 			      bytes, false, now);
-		__pool_count_sent(p, m, now);
+		__pool_count_sent(p, m, bio, now);
 		spin_unlock_irqrestore(&p->lock, flags);
 		return true;
 	}
@@ -337,25 +547,39 @@ static bool weight_admit(struct sluice_member *m, struct bio *bio)
 	/* a stalled member's queue joins the scheduler when it progresses */
 	if (!m->nr_queued++ && !m->stalled)
 		sl_sched_activate(&p->s, &m->c, now);
-	kick = p->inflight < p->depth;
+	/* room, and it is next: send it from here, not from the worker */
+	if (m->nr_queued == 1 && __pool_room(p)) {
+		bool by_res;
+		struct sl_sched_client *c = sl_sched_pick(&p->s, now, &by_res);
+
+		if (c == &m->c && !__member_squeezed(p, m)) {
+			WARN_ON_ONCE(__pool_take(p, m, by_res, now) != bio);
+			sent = true;
+		}
+	}
+	waiting = sl_heap_top(&p->s.w) != NULL;
+	kick = waiting && __pool_room(p);
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (kick)
 		queue_work(weight_wq, &p->dispatch);
-	else
+	else if (waiting)
 		pool_arm_stall_check(p);
-	return false;
+	return sent;
 }
 
-static void weight_complete(struct sluice_member *m)
+static void weight_complete(struct sluice_member *m, struct bio *bio)
 {
 	struct sluice_pool *p = m->pool;
+	struct sluice_pool_stamp *stamp = sluice_pool_stamp(bio);
 	unsigned long flags;
 	u64 now = ktime_get_ns();
-	bool kick;
+	bool kick, bound;
 
 	spin_lock_irqsave(&p->lock, flags);
 	m->inflight--;
 	m->progress_ns = now;
+	if (stamp->flags & POOL_BIO_LOOSE)
+		p->loose_inflight--;
 	if (!m->stalled) {
 		p->inflight--;
 	} else {
@@ -365,7 +589,17 @@ static void weight_complete(struct sluice_member *m)
 		if (m->nr_queued)
 			sl_sched_activate(&p->s, &m->c, now);
 	}
-	kick = sl_heap_top(&p->s.w) != NULL;
+	bound = sl_heap_top(&p->s.w) != NULL;
+	sl_depth_done(&p->dc, now - stamp->sent_ns, bound, now);
+	if (m->target_ns) {
+		m->lat_done++;
+		if (now - stamp->admitted_ns > m->target_ns)
+			m->lat_over++;
+	}
+	__pool_latency_window(p, now);
+	if (!m->inflight && !m->nr_queued)
+		__member_anticipate(p, m, now);
+	kick = bound && __pool_room(p);
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (kick)
 		queue_work(weight_wq, &p->dispatch);
@@ -381,6 +615,7 @@ static void weight_drain(struct sluice_member *m, struct bio_list *out)
 	m->nr_queued = 0;
 	m->closed = true;
 	sl_sched_deactivate(&p->s, &m->c);
+	__member_end_anticipation(p, m);
 	spin_unlock_irq(&p->lock);
 }
 
@@ -394,27 +629,33 @@ static void weight_reopen(struct sluice_member *m)
 }
 
 /*
- * pool depth=<1..4096> cost=<iops|bytes>: all or nothing, for the whole
- * pool, from any member.
+ * pool depth=<1..4096|auto> cost=<iops|bytes>: all or nothing, for the
+ * whole pool, from any member.
  */
 static int weight_message(struct sluice_member *m, unsigned int argc,
 			  char **argv)
 {
 	struct sluice_pool *p = m->pool;
 	unsigned int depth = 0, i;
+	bool set_depth = false;
 	int cost = -1;
 
 	if (!argc) {
-		DMWARN("pool: needs depth=<n> or cost=<iops|bytes>");
+		DMWARN("pool: needs depth=<n|auto> or cost=<iops|bytes>");
 		return -EINVAL;
 	}
 	for (i = 0; i < argc; i++) {
-		if (!strncmp(argv[i], "depth=", 6)) {
+		if (!strcmp(argv[i], "depth=auto")) {
+			set_depth = true;
+			depth = 0;
+		} else if (!strncmp(argv[i], "depth=", 6)) {
 			if (kstrtouint(argv[i] + 6, 10, &depth) || !depth ||
 			    depth > POOL_DEPTH_MAX) {
-				DMWARN("pool: depth must be 1..%u", POOL_DEPTH_MAX);
+				DMWARN("pool: depth must be 1..%u or auto",
+				       POOL_DEPTH_MAX);
 				return -EINVAL;
 			}
+			set_depth = true;
 		} else if (!strcmp(argv[i], "cost=iops")) {
 			cost = SL_COST_IOPS;
 		} else if (!strcmp(argv[i], "cost=bytes")) {
@@ -425,8 +666,8 @@ static int weight_message(struct sluice_member *m, unsigned int argc,
 		}
 	}
 	spin_lock_irq(&p->lock);
-	if (depth)
-		p->depth = depth;
+	if (set_depth)
+		sl_depth_set_fixed(&p->dc, depth, ktime_get_ns());
 	if (cost >= 0)
 		p->s.cost_model = cost;
 	spin_unlock_irq(&p->lock);
@@ -440,8 +681,9 @@ static void weight_status(struct sluice_member *m, char *result,
 {
 	struct sluice_pool *p = m->pool;
 	unsigned int sz = *szp, queued, inflight, depth, m_inflight;
-	u64 sent, by_res, stalls;
-	bool stalled;
+	u64 sent, by_res, stalls, lat0, think, anticipated, target, missed;
+	bool stalled, depth_auto;
+	const char *why;
 	int cost;
 
 	spin_lock_irq(&p->lock);
@@ -452,8 +694,15 @@ static void weight_status(struct sluice_member *m, char *result,
 	stalled = m->stalled;
 	stalls = m->stalls;
 	inflight = p->inflight;
-	depth = p->depth;
+	depth = p->dc.depth;
+	depth_auto = !p->dc.fixed;
+	why = sl_depth_why_name(p->dc.why);
+	lat0 = sl_depth_lat0(&p->dc);
 	cost = p->s.cost_model;
+	think = m->think.samples ? m->think.mean_ns : 0;
+	anticipated = m->anticipated;
+	target = m->target_ns;
+	missed = m->lat_missed;
 	spin_unlock_irq(&p->lock);
 	DMEMIT(" pool_queued=%u pool_sent=%llu pool_by_reservation=%llu",
 	       queued, sent, by_res);
@@ -461,6 +710,12 @@ static void weight_status(struct sluice_member *m, char *result,
 	       cost == SL_COST_BYTES ? "bytes" : "iops");
 	DMEMIT(" pool_member_inflight=%u pool_stalled=%d pool_stalls=%llu",
 	       m_inflight, stalled, stalls);
+	DMEMIT(" pool_depth_auto=%d pool_depth_why=%s pool_lat0_us=%llu",
+	       depth_auto, why, lat0 / NSEC_PER_USEC);
+	DMEMIT(" pool_anticipated=%llu pool_think_us=%llu", anticipated,
+	       think / NSEC_PER_USEC);
+	DMEMIT(" pool_latency_us=%llu pool_latency_missed=%llu",
+	       target / NSEC_PER_USEC, missed);
 	*szp = sz;
 }
 

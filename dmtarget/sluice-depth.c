@@ -7,11 +7,10 @@
 static const char * const sl_depth_why_names[SL_DEPTH_WHY_NR] = {
 	[SL_DEPTH_WHY_START] = "start",
 	[SL_DEPTH_WHY_FIXED] = "fixed",
-	[SL_DEPTH_WHY_LATENCY] = "latency",
-	[SL_DEPTH_WHY_THROUGHPUT] = "throughput",
+	[SL_DEPTH_WHY_SHRUNK] = "shrunk",
+	[SL_DEPTH_WHY_GROWN] = "grown",
 	[SL_DEPTH_WHY_PROBE] = "probe",
 	[SL_DEPTH_WHY_STEADY] = "steady",
-	[SL_DEPTH_WHY_IDLE] = "idle",
 };
 
 const char *sl_depth_why_name(u8 why)
@@ -31,8 +30,6 @@ void sl_depth_init(struct sl_depth *d, u32 fixed, u64 now)
 {
 	*d = (struct sl_depth){ 0 };
 	d->epoch_start = now;
-	d->last_probe = now;
-	sl_depth_window_reset(d, now);
 	sl_depth_set_fixed(d, fixed, now);
 }
 
@@ -41,13 +38,19 @@ void sl_depth_set_fixed(struct sl_depth *d, u32 fixed, u64 now)
 	if (fixed > SL_DEPTH_MAX)
 		fixed = SL_DEPTH_MAX;
 	d->fixed = fixed;
-	d->undo_depth = 0;
 	if (fixed) {
 		d->depth = fixed;
+		d->base = fixed;
 		d->why = SL_DEPTH_WHY_FIXED;
 	} else if (d->why == SL_DEPTH_WHY_FIXED || !d->depth) {
-		/* auto again: from the start, with what was learnt kept */
+		/* auto (again): climb from the start; L0 learnt is kept */
 		d->depth = SL_DEPTH_START;
+		d->base = SL_DEPTH_START;
+		d->base_rate = 0;
+		d->doubling = true;
+		d->dir = 1;
+		d->settled = 0;
+		d->settle = SL_DEPTH_SETTLE_MIN;
 		d->why = SL_DEPTH_WHY_START;
 	}
 	sl_depth_window_reset(d, now);
@@ -67,116 +70,117 @@ u64 sl_depth_lat0(const struct sl_depth *d)
 	return sl_min_set(d->lat0[0], d->lat0[1]);
 }
 
-static u32 sl_depth_clamp(u64 depth)
-{
-	if (depth < 1)
-		return 1;
-	return depth > SL_DEPTH_MAX ? SL_DEPTH_MAX : (u32)depth;
-}
-
-/* Start a new epoch: the old estimates age by one, the floor goes. */
+/* Every SL_DEPTH_EPOCH_NS the unloaded service time's estimate ages. */
 static void sl_depth_epoch(struct sl_depth *d, u64 now)
 {
 	if (now - d->epoch_start < SL_DEPTH_EPOCH_NS)
 		return;
 	d->epoch_start = now;
 	d->lat0[1] = d->lat0[0];
-	d->rate[1] = d->rate[0];
 	d->lat0[0] = 0;
-	d->rate[0] = 0;
-	d->floor = 0;
-	d->shrunk = false;
 }
 
-/* One window, in which the depth bound: what the depth should be now. */
-static u32 sl_depth_decide(struct sl_depth *d, u64 lat, u64 rate, u64 now)
+/* A probe's window ended: keep its depth, or go back to base. */
+static void sl_depth_judge(struct sl_depth *d, u64 rate, bool bound)
 {
-	u64 lat0 = sl_depth_lat0(d);
-	u64 rate_max = d->rate[0] > d->rate[1] ? d->rate[0] : d->rate[1];
-	u32 depth = d->depth, undo = d->undo_depth;
+	bool up = d->depth > d->base;
+	u64 step = up ? d->depth - d->base : d->base - d->depth;
+	u64 twice = 2ULL * d->base;
+	bool keep;
 
-	d->undo_depth = 0;
-	/* the last shrink cost throughput: undo it, and go no lower */
-	if (undo > depth && rate * 100 < d->undo_rate * 95) {
-		d->floor = undo;
-		d->why = SL_DEPTH_WHY_THROUGHPUT;
-		return undo;
+	/* up: rate >= base_rate * (1 + step / 2base); down: >= (1 - ...) */
+	if (up)
+		keep = bound && rate * twice >= d->base_rate * (twice + step);
+	else
+		keep = rate * twice >= d->base_rate * (twice - step);
+	d->settled = 0;
+	if (keep) {
+		d->kept++;
+		d->base = d->depth;
+		d->base_rate = rate;
+		d->base_bound = bound;
+		d->settle = SL_DEPTH_SETTLE_MIN;
+		d->why = up ? SL_DEPTH_WHY_GROWN : SL_DEPTH_WHY_SHRUNK;
+		return;
 	}
-	if (lat * 100 > lat0 * 110) {
-		u64 want = (u64)depth * 105 * lat0 / (lat * 100);
-
-		if (want >= depth)
-			want = depth - 1;
-		if (want < d->floor)
-			want = d->floor;
-		if (want < 1)
-			want = 1;
-		if (want >= depth) {
-			d->why = SL_DEPTH_WHY_STEADY;
-			return depth;
-		}
-		d->shrunk = true;
-		d->undo_depth = depth;
-		d->undo_rate = rate;
-		d->why = SL_DEPTH_WHY_LATENCY;
-		return (u32)want;
-	}
-	if (rate * 100 < rate_max * 95) {
-		d->why = SL_DEPTH_WHY_THROUGHPUT;
-		return sl_depth_clamp((u64)depth + (depth / 4 ? depth / 4 : 1));
-	}
-	if (lat * 100 <= lat0 * 105) {
-		if (!d->shrunk) {
-			d->why = SL_DEPTH_WHY_PROBE;
-			return sl_depth_clamp((u64)depth + (depth / 8 ? depth / 8 : 1));
-		}
-		if (now - d->last_probe >= SL_DEPTH_PROBE_NS) {
-			d->last_probe = now;
-			d->why = SL_DEPTH_WHY_PROBE;
-			return sl_depth_clamp((u64)depth + 1);
-		}
-	}
+	d->depth = d->base;
+	if (up)
+		d->doubling = false;
+	d->dir = -d->dir;
+	d->settle = d->settle * 2 < SL_DEPTH_SETTLE_MAX ? d->settle * 2 :
+		    SL_DEPTH_SETTLE_MAX;
 	d->why = SL_DEPTH_WHY_STEADY;
-	return depth;
+}
+
+/* A window at base: average its rate in, and start a probe when due. */
+static void sl_depth_settle(struct sl_depth *d, u64 rate, bool bound)
+{
+	u64 step, to;
+
+	d->base_rate = d->base_rate ? (3 * d->base_rate + rate) / 4 : rate;
+	d->base_bound = bound;
+	if (++d->settled < d->settle)
+		return;
+	/* a climb needs a depth that binds; a descent needs room below */
+	if ((d->dir > 0 && !bound) || (d->dir < 0 && d->base == 1))
+		d->dir = -d->dir;
+	if ((d->dir > 0 && !bound) || (d->dir < 0 && d->base == 1)) {
+		d->settled = 0;
+		return;
+	}
+	step = d->base / 8 ? d->base / 8 : 1;
+	if (d->dir > 0 && d->doubling)
+		step = d->base;
+	if (d->dir < 0 && step >= d->base)
+		step = d->base - 1;
+	to = d->dir > 0 ? d->base + step : d->base - step;
+	if (to > SL_DEPTH_MAX)
+		to = SL_DEPTH_MAX;
+	if (to == d->base) {
+		d->settled = 0;
+		return;
+	}
+	d->probes++;
+	d->depth = (u32)to;
+	d->why = SL_DEPTH_WHY_PROBE;
 }
 
 bool sl_depth_done(struct sl_depth *d, u64 svc_ns, bool bound, u64 now)
 {
 	u64 elapsed = now - d->win_start, lat, rate;
 	u32 old = d->depth;
+	bool full;
 
 	d->win_done++;
 	d->win_lat_sum += svc_ns;
 	if (bound)
 		d->win_bound++;
-	if (d->win_done < SL_DEPTH_WIN_DONE || elapsed < SL_DEPTH_WIN_NS) {
+	full = d->win_done >= SL_DEPTH_WIN_DONE;
+	if (!full || elapsed < SL_DEPTH_WIN_NS) {
 		if (elapsed < SL_DEPTH_WIN_MAX_NS)
 			return false;
-		/* a slow window: too few completions to say anything */
-		if (d->win_done < 4) {
-			sl_depth_window_reset(d, now);
-			return false;
+		/* a slow window: its service time counts, its rate says little */
+		if (d->win_done >= 4) {
+			sl_depth_epoch(d, now);
+			d->lat0[0] = sl_min_set(d->lat0[0],
+						d->win_lat_sum / d->win_done);
 		}
+		sl_depth_window_reset(d, now);
+		return false;
 	}
 	d->windows++;
 	sl_depth_epoch(d, now);
 	lat = d->win_lat_sum / d->win_done;
-	if (!lat)
-		lat = 1;
+	d->lat0[0] = sl_min_set(d->lat0[0], lat ? lat : 1);
 	rate = (u64)d->win_done * SL_NSEC_PER_SEC / (elapsed ? elapsed : 1);
-	d->lat0[0] = sl_min_set(d->lat0[0], lat);
-	/* bound in three of four completions: the depth decided the rate */
-	if (d->win_bound * 4 < d->win_done * 3) {
-		if (!d->fixed && d->why != SL_DEPTH_WHY_START)
-			d->why = SL_DEPTH_WHY_IDLE;
-		d->undo_depth = 0;
-		sl_depth_window_reset(d, now);
-		return false;
-	}
-	if (rate > d->rate[0])
-		d->rate[0] = rate;
-	if (!d->fixed)
-		d->depth = sl_depth_decide(d, lat, rate, now);
+	/* bound at three completions in four: the depth decided the rate */
+	bound = d->win_bound * 4 >= d->win_done * 3;
 	sl_depth_window_reset(d, now);
+	if (d->fixed)
+		return false;
+	if (d->depth != d->base)
+		sl_depth_judge(d, rate, bound);
+	else
+		sl_depth_settle(d, rate, bound);
 	return d->depth != old;
 }

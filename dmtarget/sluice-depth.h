@@ -1,46 +1,37 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The pool's depth, set by the pool itself (depth=auto): the fewest bios in
- * flight to the device that keep its throughput within 5% of the most it
- * delivers.
+ * flight to the device that keep its throughput.
  *
  * A pool deeper than the device's own parallelism hands the choice of who
  * goes next to the device's queue, and the pool's weights stop counting: a
  * volume that keeps one bio outstanding waits behind everyone's. A pool
- * shallower than it leaves the device idle. So the pool measures, over
- * windows of at least SL_DEPTH_WIN_DONE completions and SL_DEPTH_WIN_NS,
- * the mean service time L of its bios (sent to completed) and its rate X,
- * and keeps:
+ * shallower than it leaves the device idle. Where the knee lies is not
+ * known, and service times do not find it: they also grow with the CPU's
+ * load and with whatever else uses the device. Throughput does, so the
+ * controller climbs it, as a hill: it measures the rate (completions per
+ * second) over windows of at least SL_DEPTH_WIN_DONE completions and
+ * SL_DEPTH_WIN_NS, keeps a moving average of it at the depth in force, and
+ * every few windows tries one window at another depth:
  *
- *   L0    the unloaded service time: the least window mean over the last
- *         two epochs (SL_DEPTH_EPOCH_NS each), so that it follows a device
- *         that becomes slower;
- *   Xmax  the most completions per second a window saw while the depth was
- *         binding (bios waited in the pool), likewise over two epochs.
+ *   up by step     kept if the rate rose by at least half of step / depth
+ *                  (half of what a device with room to spare would give);
+ *   down by step   kept if the rate fell by less than half of step / depth.
  *
- * Beyond the device's parallelism P, bios queue in the device: L grows with
- * the depth and X does not (Little's law: depth = X * L). So, in a window
- * where the depth was binding:
+ * So it settles at the smallest depth past which more depth adds less than
+ * half its share of throughput. step is an eighth of the depth (at least
+ * one), or the whole depth while every climb so far succeeded (a doubling
+ * start). A probe that is kept is followed by another the same way; one
+ * that is not turns the direction, and doubles the windows until the next
+ * probe (up to SL_DEPTH_SETTLE_MAX), so a settled pool spends few windows
+ * off its depth. Climbs are tried only after a window in which the depth
+ * bound (bios waited in the pool for three completions in four): more depth
+ * cannot raise a rate the volumes' own demand sets.
  *
- *   L > 1.10 * L0          latency: shrink towards depth * 1.05 * L0 / L,
- *                          the depth that would keep L near L0; never below
- *                          a floor found this epoch (below);
- *   X < 0.95 * Xmax and L <= 1.10 * L0
- *                          throughput: the device has idle parallelism;
- *                          grow by a quarter;
- *   after a shrink, X < 0.95 * the rate before it
- *                          throughput: undo it, and make that depth the
- *                          floor until the epoch ends (a device whose
- *                          latency rises before its throughput stops);
- *   L <= 1.05 * L0         probe: grow by an eighth while no shrink was
- *                          needed this epoch, else by one bio once per
- *                          SL_DEPTH_PROBE_NS, to find a device that became
- *                          faster or more parallel;
- *   otherwise              steady.
- *
- * A window where the depth did not bind says nothing about the device's
- * limit, and only updates L0. The controller is integer arithmetic on the
- * caller's clock, so that the host tests drive it through a simulated disk.
+ * The unloaded service time L0 (the least window mean over the last two
+ * epochs of SL_DEPTH_EPOCH_NS) is kept for the anticipation window
+ * (sluice-think.h). The controller is integer arithmetic on the caller's
+ * clock, so that the host tests drive it through a simulated disk.
  */
 #ifndef SLUICE_DEPTH_H
 #define SLUICE_DEPTH_H
@@ -49,45 +40,47 @@
 
 #define SL_DEPTH_MAX 4096
 /*
- * Where depth=auto starts: one bio, whose service time is the unloaded one
- * (a deeper start on a disk of less parallelism would never see it), then
- * grown by an eighth a window while the service time holds.
+ * Where depth=auto starts: one bio, then doubled while each doubling
+ * raises the rate.
  */
 #define SL_DEPTH_START 1
-#define SL_DEPTH_WIN_DONE 16
-#define SL_DEPTH_WIN_NS (20ULL * 1000 * 1000)
+#define SL_DEPTH_WIN_DONE 32
+#define SL_DEPTH_WIN_NS (40ULL * 1000 * 1000)
 /* A window of fewer completions than SL_DEPTH_WIN_DONE ends here. */
 #define SL_DEPTH_WIN_MAX_NS (1000ULL * 1000 * 1000)
 #define SL_DEPTH_EPOCH_NS (5000ULL * 1000 * 1000)
-#define SL_DEPTH_PROBE_NS (1000ULL * 1000 * 1000)
+/* Windows at the depth in force before a probe: at first, and at most. */
+#define SL_DEPTH_SETTLE_MIN 2
+#define SL_DEPTH_SETTLE_MAX 32
 
 enum sl_depth_why {
 	SL_DEPTH_WHY_START,	/* not measured yet */
 	SL_DEPTH_WHY_FIXED,	/* set by hand */
-	SL_DEPTH_WHY_LATENCY,	/* shrunk: bios queued in the device */
-	SL_DEPTH_WHY_THROUGHPUT,	/* grown: the device had room */
-	SL_DEPTH_WHY_PROBE,	/* grown to look for more room */
-	SL_DEPTH_WHY_STEADY,	/* measured, and right */
-	SL_DEPTH_WHY_IDLE,	/* the depth has not bound lately */
+	SL_DEPTH_WHY_SHRUNK,	/* less depth kept the rate */
+	SL_DEPTH_WHY_GROWN,	/* more depth raised the rate */
+	SL_DEPTH_WHY_PROBE,	/* trying another depth for a window */
+	SL_DEPTH_WHY_STEADY,	/* neither way helped at the last probe */
 	SL_DEPTH_WHY_NR
 };
 
 struct sl_depth {
-	u32 depth;		/* in force */
+	u32 depth;		/* in force: base, or a probe's */
 	u32 fixed;		/* set by hand; 0: auto */
 	u8 why;			/* enum sl_depth_why */
-	bool shrunk;		/* a shrink this epoch: probe one by one */
-	u32 floor;		/* no shrink below this, this epoch */
-	u32 undo_depth;		/* the depth before the last shrink; 0: none */
-	u64 undo_rate;		/* the rate before it */
+	bool doubling;		/* every climb so far raised the rate */
+	s8 dir;			/* the next probe's: 1 up, -1 down */
+	u32 base;		/* the depth settled on */
+	u64 base_rate;		/* its rate, averaged (3/4 old); 0: none yet */
+	bool base_bound;	/* the depth bound in its last window */
+	u32 settled;		/* windows at base since the last probe */
+	u32 settle;		/* windows to wait before the next */
 	/* the window */
 	u64 win_start, win_lat_sum;
 	u32 win_done, win_bound;
-	/* the estimates: [0] this epoch, [1] the one before; 0 = none */
-	u64 lat0[2];		/* ns */
-	u64 rate[2];		/* completions per second */
-	u64 epoch_start, last_probe;
-	u64 windows;		/* windows evaluated, for status */
+	/* the unloaded service time: [0] this epoch, [1] the last; 0 = none */
+	u64 lat0[2];
+	u64 epoch_start;
+	u64 windows, probes, kept;	/* for status and tests */
 };
 
 void sl_depth_init(struct sl_depth *d, u32 fixed, u64 now);

@@ -142,6 +142,9 @@ static void sl_depth_settle(struct sl_depth *d, u64 rate, bool bound)
 	}
 	d->probes++;
 	d->depth = (u32)to;
+	d->probe_windows = 0;
+	d->probe_rate = 0;
+	d->probe_bound = true;
 	d->why = SL_DEPTH_WHY_PROBE;
 }
 
@@ -178,9 +181,15 @@ bool sl_depth_done(struct sl_depth *d, u64 svc_ns, bool bound, u64 now)
 	sl_depth_window_reset(d, now);
 	if (d->fixed)
 		return false;
-	if (d->depth != d->base)
-		sl_depth_judge(d, rate, bound);
-	else
+	if (d->depth == d->base) {
 		sl_depth_settle(d, rate, bound);
+		return d->depth != old;
+	}
+	/* a probe is judged on the mean of its windows: one is too noisy */
+	d->probe_rate += rate;
+	d->probe_bound = d->probe_bound && bound;
+	if (++d->probe_windows < SL_DEPTH_PROBE_WINDOWS)
+		return false;
+	sl_depth_judge(d, d->probe_rate / d->probe_windows, d->probe_bound);
 	return d->depth != old;
 }

@@ -12,7 +12,8 @@
  * controller climbs it, as a hill: it measures the rate (completions per
  * second) over windows of at least SL_DEPTH_WIN_DONE completions and
  * SL_DEPTH_WIN_NS, keeps a moving average of it at the depth in force, and
- * every few windows tries one window at another depth:
+ * every few windows tries another depth for two windows, judged on their
+ * mean rate:
  *
  *   up by step     kept if the rate rose by at least half of step / depth
  *                  (half of what a device with room to spare would give);
@@ -52,6 +53,8 @@
 /* Windows at the depth in force before a probe: at first, and at most. */
 #define SL_DEPTH_SETTLE_MIN 2
 #define SL_DEPTH_SETTLE_MAX 32
+/* Windows a probe lasts. */
+#define SL_DEPTH_PROBE_WINDOWS 2
 
 enum sl_depth_why {
 	SL_DEPTH_WHY_START,	/* not measured yet */
@@ -74,6 +77,10 @@ struct sl_depth {
 	bool base_bound;	/* the depth bound in its last window */
 	u32 settled;		/* windows at base since the last probe */
 	u32 settle;		/* windows to wait before the next */
+	/* the probe under way: its windows so far, their rates, all bound */
+	u32 probe_windows;
+	u64 probe_rate;
+	bool probe_bound;
 	/* the window */
 	u64 win_start, win_lat_sum;
 	u32 win_done, win_bound;

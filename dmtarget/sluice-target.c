@@ -730,6 +730,7 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 	int d;
 
 	io->pooled = false;
+	io->start_ns = 0;
 	io->throttled = false;
 	io->group_passed = false;
 	io->downstream = false;
@@ -828,7 +829,8 @@ static int sluice_end_io(struct dm_target *ti, struct bio *bio,
 	if (io->pooled)
 		sc->policy->complete(sc->member, bio);
 	sluice_done_downstream(sc->vol, io);
-	if (!bio_sectors(bio) || *error == BLK_STS_DM_REQUEUE)
+	/* a bio with data (its size here is what is left of it: none) */
+	if (!io->start_ns || *error == BLK_STS_DM_REQUEUE)
 		return DM_ENDIO_DONE;
 	if (*error)
 		atomic64_inc(&st->errors[io->dir]);

@@ -143,7 +143,7 @@ struct sluice_io {
 	u8 waited;
 	bool group_throttled;		/* counted in its group's throttled */
 	u64 wait_ns[2];			/* by the volume's stage, the group's */
-	u64 start_ns;			/* arrival at the target: map */
+	u64 start_ns;			/* arrival at the target; 0: no data */
 	struct sluice_pool_stamp pool;	/* the pool policy's */
 	struct sluice_c *pool_sc;	/* the table whose pool it goes to */
 	struct sluice_vol *vol;

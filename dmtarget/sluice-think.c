@@ -27,8 +27,9 @@ u64 sl_think_window(const struct sl_think *t, u64 lat0)
 {
 	u64 w;
 
-	if (t->samples < SL_THINK_SAMPLES || !lat0 || t->mean_ns * 2 > lat0)
+	if (t->samples < SL_THINK_SAMPLES || !lat0 ||
+	    t->mean_ns > SL_THINK_LONG_NS || t->mean_ns > 4 * lat0)
 		return 0;
 	w = 2 * t->mean_ns + SL_THINK_SLACK_NS;
-	return w < lat0 / 2 ? w : lat0 / 2;
+	return w < 2 * SL_THINK_LONG_NS ? w : 2 * SL_THINK_LONG_NS;
 }

@@ -14,18 +14,24 @@
  * Each member measures its think time: from the completion that left it
  * with nothing in flight or queued to its next bio, as a moving average (7/8
  * old, 1/8 new) of samples capped at SL_THINK_CAP_NS, so that one long pause
- * does not end anticipation for good. A slot is kept only when:
+ * does not end anticipation for good. When its last bio completes, its next
+ * is expected for a window if:
  *   - at least SL_THINK_SAMPLES samples were seen;
- *   - the mean think time is at most half the device's unloaded service
- *     time (else the slot would idle longer than it serves);
- *   - the member would be served next if it were backlogged (its finish tag
- *     is at or before every backlogged volume's start tag): so that a
- *     volume at or above its share never holds a slot;
- *   - fewer than max(1, depth / 8) slots are already kept.
- * The window is twice the mean think time plus SL_THINK_SLACK_NS, at most
- * half the unloaded service time. A slot idles at most one window in every
- * window plus one service time; with at most an eighth of the depth kept,
- * the pool's throughput loses at most 1/8 * 1/3, about 4%.
+ *   - its mean think time is short: at most SL_THINK_LONG_NS, and at most
+ *     four of the device's unloaded service times (a volume that thinks
+ *     long is never waited for);
+ * the window is twice the mean think time plus SL_THINK_SLACK_NS, at most
+ * 2 * SL_THINK_LONG_NS. While it is expected, whenever a slot is free (a bio
+ * completed), the pool keeps it for the member if it would be served next
+ * were it backlogged (its finish tag is at or before every backlogged
+ * volume's start tag: a volume at or above its share never holds a slot),
+ * with at most max(1, depth / 8) slots kept at once. Its next bio, or the
+ * window's end, gives the slot back.
+ *
+ * The cost: at most an eighth of the depth idles, each slot for at most one
+ * window, and only for a volume owed service. At depth 1 (a disk that serves
+ * one bio at a time) the whole disk idles for the window, as CFQ and BFQ
+ * idle it for a queue whose turn it is.
  */
 #ifndef SLUICE_THINK_H
 #define SLUICE_THINK_H
@@ -34,6 +40,7 @@
 
 #define SL_THINK_SAMPLES 4
 #define SL_THINK_CAP_NS (8ULL * 1000 * 1000)
+#define SL_THINK_LONG_NS (2ULL * 1000 * 1000)
 #define SL_THINK_SLACK_NS (20ULL * 1000)
 
 struct sl_think {
@@ -52,7 +59,7 @@ static inline void sl_think_idle(struct sl_think *t, u64 now)
 void sl_think_busy(struct sl_think *t, u64 now);
 
 /*
- * How long to keep a slot for it now that it went idle, ns; 0: do not.
+ * How long to expect its next bio now that it went idle, ns; 0: do not.
  * lat0 is the device's unloaded service time (0: not known yet).
  */
 u64 sl_think_window(const struct sl_think *t, u64 lat0);

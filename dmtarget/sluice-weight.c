@@ -70,6 +70,7 @@ struct sluice_pool {
 	unsigned int inflight;
 	struct sl_depth dc;		/* the depth in force: dc.depth */
 	unsigned int kept;		/* slots kept for anticipated members */
+	struct list_head expected;	/* members thinking, see sluice-think.h */
 	/* latency targets */
 	unsigned int nr_targets;	/* members with one */
 	u64 squeeze_ns;			/* the target that squeezes; 0: none */
@@ -90,13 +91,17 @@ struct sluice_member {
 	u64 sent, by_reservation, stalls;
 	/* anticipation */
 	struct sl_think think;
-	bool anticipating;		/* holds one of the pool's kept slots */
+	bool expected;			/* its next bio is expected soon */
+	struct list_head expect_node;	/* in pool->expected while it is */
+	bool anticipating;		/* and it holds one of the kept slots */
 	struct hrtimer antic_timer;	/* ends it */
 	u64 anticipated;		/* a bio came within the window */
 	/* latency target, and this window's completions against it */
 	u64 target_ns;
 	u32 lat_done, lat_over;
 	u64 lat_missed;			/* windows it missed */
+	/* its completions, and their time waiting here and at the device */
+	u64 done, wait_ns, svc_ns;
 };
 
 static LIST_HEAD(sluice_pools);
@@ -204,35 +209,54 @@ static struct bio *__pool_next(struct sluice_pool *p, u64 now)
 	return __pool_take(p, m, by_res, now);
 }
 
-/* Stop keeping a slot for m. */
-static void __member_end_anticipation(struct sluice_pool *p,
-				      struct sluice_member *m)
+/* m's next bio came, or will not come soon: stop expecting it. */
+static void __member_end_expect(struct sluice_pool *p, struct sluice_member *m)
 {
-	if (!m->anticipating)
+	if (!m->expected)
 		return;
-	m->anticipating = false;
-	p->kept--;
+	m->expected = false;
+	list_del_init(&m->expect_node);
+	if (m->anticipating) {
+		m->anticipating = false;
+		p->kept--;
+	}
 }
 
 /*
- * m's last bio completed and nothing of it waits: keep a slot for its next
- * one if it thinks briefly, others would take the slot, and it would be
- * served first (see sluice-think.h).
+ * A slot is free, or a member started thinking: keep slots for the members
+ * expected soon that would be served first (see sluice-think.h). The list
+ * holds the members thinking now: few, and each only for its window.
  */
-static void __member_anticipate(struct sluice_pool *p, struct sluice_member *m,
-				u64 now)
+static void __pool_keep_slots(struct sluice_pool *p)
+{
+	struct sluice_member *m;
+
+	if (!sl_heap_top(&p->s.w))
+		return;
+	list_for_each_entry(m, &p->expected, expect_node) {
+		if (p->kept >= sl_think_slots(p->dc.depth))
+			return;
+		if (m->anticipating || !sl_sched_would_lead(&p->s, &m->c))
+			continue;
+		m->anticipating = true;
+		p->kept++;
+	}
+}
+
+/* m's last bio completed and nothing of it waits: expect its next one. */
+static void __member_expect(struct sluice_pool *p, struct sluice_member *m,
+			    u64 now)
 {
 	u64 window;
 
 	sl_think_idle(&m->think, now);
-	if (m->closed || m->stalled || !sl_heap_top(&p->s.w) ||
-	    p->kept >= sl_think_slots(p->dc.depth))
+	if (m->closed || m->stalled || m->expected)
 		return;
 	window = sl_think_window(&m->think, sl_depth_lat0(&p->dc));
-	if (!window || !sl_sched_would_lead(&p->s, &m->c))
+	if (!window)
 		return;
-	m->anticipating = true;
-	p->kept++;
+	m->expected = true;
+	list_add_tail(&m->expect_node, &p->expected);
 	/*
 	 * A timer of an earlier window that is running now ends this one
 	 * early: a slot given back too soon, never one kept too long.
@@ -300,7 +324,7 @@ static void __pool_find_stalls(struct sluice_pool *p, u64 now)
 		p->inflight -= m->inflight;
 		/* its queue waits until one of its bios completes */
 		sl_sched_deactivate(&p->s, &m->c);
-		__member_end_anticipation(p, m);
+		__member_end_expect(p, m);
 	}
 }
 
@@ -355,7 +379,7 @@ static enum hrtimer_restart member_antic_timer_fn(struct hrtimer *t)
 
 	spin_lock_irqsave(&p->lock, flags);
 	kick = m->anticipating;
-	__member_end_anticipation(p, m);
+	__member_end_expect(p, m);
 	kick = kick && sl_heap_top(&p->s.w);
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (kick)
@@ -417,6 +441,7 @@ static struct sluice_member *weight_attach(const char *name,
 	}
 	bio_list_init(&m->queue);
 	INIT_LIST_HEAD(&m->node);
+	INIT_LIST_HEAD(&m->expect_node);
 	sl_sched_client_init(&m->c, mp->weight, mp->reserve_iops, mp->reserve_bps);
 	hrtimer_init(&m->antic_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	m->antic_timer.function = member_antic_timer_fn;
@@ -433,6 +458,7 @@ static struct sluice_member *weight_attach(const char *name,
 		INIT_WORK(&p->dispatch, pool_dispatch_fn);
 		timer_setup(&p->stall_timer, pool_stall_timer_fn, 0);
 		INIT_LIST_HEAD(&p->members);
+		INIT_LIST_HEAD(&p->expected);
 		sl_sched_init(&p->s, NULL, NULL, 0);
 		sl_depth_init(&p->dc, 0, ktime_get_ns());
 		created = true;
@@ -470,7 +496,7 @@ static void weight_detach(struct sluice_member *m)
 	/* the target drained the queue on presuspend; dm waited for the rest */
 	WARN_ON_ONCE(m->nr_queued || m->inflight);
 	sl_sched_deactivate(&p->s, &m->c);
-	__member_end_anticipation(p, m);
+	__member_end_expect(p, m);
 	if (m->target_ns)
 		p->nr_targets--;
 	list_del(&m->node);
@@ -528,10 +554,9 @@ static bool weight_admit(struct sluice_member *m, struct bio *bio)
 	}
 	sl_think_busy(&m->think, now);
 	/* its kept slot is free for whoever the scheduler picks: likely it */
-	if (m->anticipating) {
-		__member_end_anticipation(p, m);
+	if (m->anticipating)
 		m->anticipated++;
-	}
+	__member_end_expect(p, m);
 	/* room, and nobody waiting: send it, keeping the tags in step */
 	if (__pool_room(p) && !sl_heap_top(&p->s.w) && !m->stalled &&
 	    !__member_squeezed(p, m)) {
@@ -591,6 +616,9 @@ static void weight_complete(struct sluice_member *m, struct bio *bio)
 	}
 	bound = sl_heap_top(&p->s.w) != NULL;
 	sl_depth_done(&p->dc, now - stamp->sent_ns, bound, now);
+	m->done++;
+	m->wait_ns += stamp->sent_ns - stamp->admitted_ns;
+	m->svc_ns += now - stamp->sent_ns;
 	if (m->target_ns) {
 		m->lat_done++;
 		if (now - stamp->admitted_ns > m->target_ns)
@@ -598,7 +626,8 @@ static void weight_complete(struct sluice_member *m, struct bio *bio)
 	}
 	__pool_latency_window(p, now);
 	if (!m->inflight && !m->nr_queued)
-		__member_anticipate(p, m, now);
+		__member_expect(p, m, now);
+	__pool_keep_slots(p);
 	kick = bound && __pool_room(p);
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (kick)
@@ -615,7 +644,7 @@ static void weight_drain(struct sluice_member *m, struct bio_list *out)
 	m->nr_queued = 0;
 	m->closed = true;
 	sl_sched_deactivate(&p->s, &m->c);
-	__member_end_anticipation(p, m);
+	__member_end_expect(p, m);
 	spin_unlock_irq(&p->lock);
 }
 
@@ -682,6 +711,7 @@ static void weight_status(struct sluice_member *m, char *result,
 	struct sluice_pool *p = m->pool;
 	unsigned int sz = *szp, queued, inflight, depth, m_inflight;
 	u64 sent, by_res, stalls, lat0, think, anticipated, target, missed;
+	u64 done, wait_ns, svc_ns;
 	bool stalled, depth_auto;
 	const char *why;
 	int cost;
@@ -703,6 +733,9 @@ static void weight_status(struct sluice_member *m, char *result,
 	anticipated = m->anticipated;
 	target = m->target_ns;
 	missed = m->lat_missed;
+	done = m->done;
+	wait_ns = m->wait_ns;
+	svc_ns = m->svc_ns;
 	spin_unlock_irq(&p->lock);
 	DMEMIT(" pool_queued=%u pool_sent=%llu pool_by_reservation=%llu",
 	       queued, sent, by_res);
@@ -716,6 +749,8 @@ static void weight_status(struct sluice_member *m, char *result,
 	       think / NSEC_PER_USEC);
 	DMEMIT(" pool_latency_us=%llu pool_latency_missed=%llu",
 	       target / NSEC_PER_USEC, missed);
+	DMEMIT(" pool_done=%llu pool_wait_ns=%llu pool_svc_ns=%llu", done,
+	       wait_ns, svc_ns);
 	*szp = sz;
 }
 

@@ -44,13 +44,17 @@
 #define POOL_STALL_CHECK_MS 250
 /*
  * Latency targets: every window, a member with a target whose completions
- * were over it more than one time in ten (its p90 above it) squeezes the
+ * (at least POOL_LAT_MIN_DONE since it was last looked at, or any after
+ * POOL_LAT_WIN_MAX_NS) were over it more than one time in ten (its p90
+ * above it) squeezes the
  * slots that members with looser targets, or none, may hold together:
  * halved each window it misses, grown by an eighth each window all targets
  * hold, until the squeeze is off. As io.latency does with queue depths.
  */
 #define POOL_LAT_WIN_NS (50ULL * NSEC_PER_MSEC)
+/* A member's window: at least this many completions, or this long. */
 #define POOL_LAT_MIN_DONE 8
+#define POOL_LAT_WIN_MAX_NS (1000ULL * NSEC_PER_MSEC)
 /* sluice_pool_stamp.flags */
 #define POOL_BIO_LOOSE 1	/* counted in the pool's loose_inflight */
 
@@ -76,6 +80,7 @@ struct sluice_pool {
 	u64 squeeze_ns;			/* the target that squeezes; 0: none */
 	unsigned int loose_cap, loose_inflight;
 	u64 lat_win_start;
+	u64 lat_looked;			/* when a target was last looked at */
 };
 
 struct sluice_member {
@@ -99,6 +104,7 @@ struct sluice_member {
 	/* latency target, and this window's completions against it */
 	u64 target_ns;
 	u32 lat_done, lat_over;
+	u64 lat_since;			/* the start of its window */
 	u64 lat_missed;			/* windows it missed */
 	/* its completions, and their time waiting here and at the device */
 	u64 done, wait_ns, svc_ns;
@@ -271,26 +277,36 @@ static void __member_expect(struct sluice_pool *p, struct sluice_member *m,
 static void __pool_latency_window(struct sluice_pool *p, u64 now)
 {
 	struct sluice_member *m;
+	bool looked = false;
 	u64 missed = 0;
 
-	if (!p->nr_targets && !p->squeeze_ns)
+	if (!p->nr_targets) {
+		p->squeeze_ns = 0;
 		return;
+	}
 	if (now - p->lat_win_start < POOL_LAT_WIN_NS)
 		return;
 	p->lat_win_start = now;
 	list_for_each_entry(m, &p->members, node) {
-		if (!m->target_ns)
+		if (!m->target_ns || !m->lat_done)
 			continue;
-		if (m->lat_done >= POOL_LAT_MIN_DONE &&
-		    m->lat_over * 10 > m->lat_done) {
+		/* a slow member's completions add up over windows, to a limit */
+		if (m->lat_done < POOL_LAT_MIN_DONE &&
+		    now - m->lat_since < POOL_LAT_WIN_MAX_NS)
+			continue;
+		looked = true;
+		/* of fewer than ten, p90 is the slowest: one over misses */
+		if (m->lat_over * 10 > m->lat_done) {
 			m->lat_missed++;
 			if (!missed || m->target_ns < missed)
 				missed = m->target_ns;
 		}
 		m->lat_done = 0;
 		m->lat_over = 0;
+		m->lat_since = now;
 	}
 	if (missed) {
+		p->lat_looked = now;
 		if (!p->squeeze_ns) {
 			p->loose_cap = p->dc.depth;
 			p->squeeze_ns = missed;
@@ -301,6 +317,14 @@ static void __pool_latency_window(struct sluice_pool *p, u64 now)
 		return;
 	}
 	if (!p->squeeze_ns)
+		return;
+	/*
+	 * Nothing to go by: the squeeze stays as it is, for a while; members
+	 * with targets that went idle do not hold the others back for good.
+	 */
+	if (looked)
+		p->lat_looked = now;
+	else if (now - p->lat_looked < POOL_LAT_WIN_MAX_NS)
 		return;
 	p->loose_cap += p->loose_cap / 8 ? p->loose_cap / 8 : 1;
 	if (p->loose_cap >= p->dc.depth)
@@ -533,6 +557,7 @@ static void weight_set(struct sluice_member *m,
 	m->target_ns = mp->latency_us * NSEC_PER_USEC;
 	m->lat_done = 0;
 	m->lat_over = 0;
+	m->lat_since = ktime_get_ns();
 	spin_unlock_irq(&p->lock);
 }
 

@@ -46,10 +46,9 @@
  * Latency targets: every window, a member with a target whose completions
  * (at least POOL_LAT_MIN_DONE since it was last looked at, or any after
  * POOL_LAT_WIN_MAX_NS) were over it more than one time in ten (its p90
- * above it) squeezes the
- * slots that members with looser targets, or none, may hold together:
- * halved each window it misses, grown by an eighth each window all targets
- * hold, until the squeeze is off. As io.latency does with queue depths.
+ * above it) squeezes the slots that members with looser targets, or none,
+ * may hold together (see __pool_latency_window()). As io.latency does with
+ * queue depths.
  */
 #define POOL_LAT_WIN_NS (50ULL * NSEC_PER_MSEC)
 /* A member's window: at least this many completions, or this long. */
@@ -81,6 +80,7 @@ struct sluice_pool {
 	unsigned int loose_cap, loose_inflight;
 	u64 lat_win_start;
 	u64 lat_looked;			/* when a target was last looked at */
+	u64 squeeze_at;			/* when the squeeze last changed */
 };
 
 struct sluice_member {
@@ -103,7 +103,7 @@ struct sluice_member {
 	u64 anticipated;		/* a bio came within the window */
 	/* latency target, and this window's completions against it */
 	u64 target_ns;
-	u32 lat_done, lat_over;
+	u32 lat_done, lat_over, lat_near;	/* near: within a fifth */
 	u64 lat_since;			/* the start of its window */
 	u64 lat_missed;			/* windows it missed */
 	/* its completions, and their time waiting here and at the device */
@@ -270,15 +270,34 @@ static void __member_expect(struct sluice_pool *p, struct sluice_member *m,
 	hrtimer_start(&m->antic_timer, ns_to_ktime(window), HRTIMER_MODE_REL);
 }
 
+/* The squeeze changes: count only what is admitted from now on. */
+static void __pool_squeeze(struct sluice_pool *p, unsigned int cap, u64 now)
+{
+	struct sluice_member *m;
+
+	p->loose_cap = cap;
+	p->squeeze_at = now;
+	list_for_each_entry(m, &p->members, node) {
+		m->lat_done = 0;
+		m->lat_over = 0;
+		m->lat_near = 0;
+		m->lat_since = now;
+	}
+}
+
 /*
  * Every POOL_LAT_WIN_NS: the targets missed and held, and the squeeze they
- * set on the others.
+ * set on the others. A miss takes a quarter of the slots the looser members
+ * may hold; a window in which every target held with a fifth to spare gives
+ * them an eighth more; one in between keeps the squeeze as it is. Each
+ * change is judged only on bios admitted after it.
  */
 static void __pool_latency_window(struct sluice_pool *p, u64 now)
 {
 	struct sluice_member *m;
-	bool looked = false;
+	bool looked = false, spare = true;
 	u64 missed = 0;
+	unsigned int cap;
 
 	if (!p->nr_targets) {
 		p->squeeze_ns = 0;
@@ -301,19 +320,25 @@ static void __pool_latency_window(struct sluice_pool *p, u64 now)
 			if (!missed || m->target_ns < missed)
 				missed = m->target_ns;
 		}
+		if (m->lat_near * 10 > m->lat_done)
+			spare = false;
 		m->lat_done = 0;
 		m->lat_over = 0;
+		m->lat_near = 0;
 		m->lat_since = now;
 	}
-	if (missed) {
+	if (looked)
 		p->lat_looked = now;
+	if (missed) {
 		if (!p->squeeze_ns) {
 			p->loose_cap = p->dc.depth;
 			p->squeeze_ns = missed;
 		} else if (missed < p->squeeze_ns) {
 			p->squeeze_ns = missed;
 		}
-		p->loose_cap = p->loose_cap / 2 ? p->loose_cap / 2 : 1;
+		cap = p->loose_cap - p->loose_cap / 4;
+		__pool_squeeze(p, cap && cap < p->loose_cap ? cap :
+			       (p->loose_cap > 1 ? p->loose_cap - 1 : 1), now);
 		return;
 	}
 	if (!p->squeeze_ns)
@@ -322,13 +347,15 @@ static void __pool_latency_window(struct sluice_pool *p, u64 now)
 	 * Nothing to go by: the squeeze stays as it is, for a while; members
 	 * with targets that went idle do not hold the others back for good.
 	 */
-	if (looked)
-		p->lat_looked = now;
-	else if (now - p->lat_looked < POOL_LAT_WIN_MAX_NS)
+	if (!looked && now - p->lat_looked < POOL_LAT_WIN_MAX_NS)
 		return;
-	p->loose_cap += p->loose_cap / 8 ? p->loose_cap / 8 : 1;
-	if (p->loose_cap >= p->dc.depth)
+	if (looked && !spare)
+		return;
+	cap = p->loose_cap + (p->loose_cap / 8 ? p->loose_cap / 8 : 1);
+	if (cap >= p->dc.depth)
 		p->squeeze_ns = 0;
+	else
+		__pool_squeeze(p, cap, now);
 }
 
 /*
@@ -557,6 +584,7 @@ static void weight_set(struct sluice_member *m,
 	m->target_ns = mp->latency_us * NSEC_PER_USEC;
 	m->lat_done = 0;
 	m->lat_over = 0;
+	m->lat_near = 0;
 	m->lat_since = ktime_get_ns();
 	spin_unlock_irq(&p->lock);
 }
@@ -644,10 +672,15 @@ static void weight_complete(struct sluice_member *m, struct bio *bio)
 	m->done++;
 	m->wait_ns += stamp->sent_ns - stamp->admitted_ns;
 	m->svc_ns += now - stamp->sent_ns;
-	if (m->target_ns) {
+	/* against its target, if it came after the squeeze last changed */
+	if (m->target_ns && stamp->admitted_ns - p->squeeze_at < (1ULL << 63)) {
+		u64 lat = now - stamp->admitted_ns;
+
 		m->lat_done++;
-		if (now - stamp->admitted_ns > m->target_ns)
+		if (lat > m->target_ns)
 			m->lat_over++;
+		if (lat > m->target_ns - m->target_ns / 5)
+			m->lat_near++;
 	}
 	__pool_latency_window(p, now);
 	if (!m->inflight && !m->nr_queued)

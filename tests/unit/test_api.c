@@ -540,6 +540,11 @@ static void api_latency_target_is_a_policy_field_with_a_ceiling(void)
 	CHECK(strstr(out, "\"effective_policy\":{\"latency_target_us\":2000}"));
 	free(out);
 	CHECK_EQ_U64(ag_state_volume(&agent.st, "t0.db")->policy.limits.latency_us, 2000);
+	/* no kernel, so no status line: the latency figures are null, not an error */
+	CHECK(call(ctok[0], "GET", "/v1/volumes/t0.db/stats", NULL, &out) == 200);
+	CHECK(strstr(out, "\"completion_latency_histogram\":null,"
+		      "\"completion_latency_sum_seconds\":null,\"pool\":null"));
+	free(out);
 	/* on change: hostile values, tighter than the ceiling, another tenant's volume */
 	for (i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
 		snprintf(body, sizeof(body), "{\"policy\":{\"latency_target_us\":%s}}", hostile[i].value);

@@ -239,6 +239,9 @@ static const struct metric metrics[] = {
 	  AP_VS_POOL_SENT, 1 },
 	{ "sluice_volume_pool_reservation_ios_total", COUNTER,
 	  "IOs the pool's scheduler sent under the reservation.", AP_VS_POOL_BY_RESERVATION, 1 },
+	{ "sluice_volume_pool_latency_missed_total", COUNTER,
+	  "Windows in which more than a tenth of the volume's IOs took longer than its latency target.",
+	  AP_VS_POOL_LATENCY_MISSED, 1 },
 };
 
 /*

@@ -83,7 +83,8 @@ struct ap_volstatus_row {
  * metric's HELP and TYPE, then a sample of each row that has its figure.
  * The histograms: sluice_volume_throttle_wait_seconds and
  * sluice_volume_completion_latency_seconds (buckets cumulative, +Inf, _sum
- * and _count).
+ * and _count). Of the pool's latency control,
+ * sluice_volume_pool_latency_missed_total.
  */
 void ap_volstatus_metrics(FILE *f, const struct ap_volstatus_row *rows, size_t n);
 

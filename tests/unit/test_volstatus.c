@@ -226,6 +226,9 @@ static void metrics_show_the_completion_latency_histogram(void)
 		     "pool=\"p0\"} 0.001500000\n"));
 	CHECK(strstr(m, "sluice_volume_read_ios_total{volume=\"t.b\",tenant=\"t\",pool=\"p0\"} 10\n"));
 	CHECK(strstr(m, "sluice_volume_pool_sent_ios_total{volume=\"t.a\",tenant=\"t\",pool=\"p0\"} 15\n"));
+	CHECK(strstr(m, "sluice_volume_pool_latency_missed_total{volume=\"t.a\",tenant=\"t\","
+		     "pool=\"p0\"} 7\n"));
+	CHECK(!strstr(m, "sluice_volume_pool_latency_missed_total{volume=\"t.b\""));
 	/* a figure the line lacks has no sample */
 	ap_volstatus_parse(&without, "rd_ios=1");
 	m = metrics_of(rows + 1, 1);

@@ -3,7 +3,7 @@
 AGENT_DIR := $(ROOT)/agent
 # The API's sources; the handlers are also linked into host tests (api.mk).
 API_SRC := $(addprefix $(ROOT)/api/,server.c routes.c common.c admin.c volumes.c stats.c \
-	problem.c policy_json.c auth.c idem.c metrics.c tokens.c exports.c)
+	problem.c policy_json.c auth.c idem.c metrics.c tokens.c exports.c volstatus.c)
 # The agent's library: everything but the programs' main().
 AGENT_LIB := $(addprefix $(AGENT_DIR)/,sluiced.c daemon.c config.c ops.c jobs.c state.c db.c \
 	idmap.c dmctl.c model.c policy.c quotas.c pools.c label.c plan.c store.c extent.c monitor.c \

@@ -24,6 +24,7 @@ const struct ag_field ag_fields[AG_NR_FIELDS] = {
 	{ "weight", AG_F_WEIGHT, 0 },
 	{ "reservation_iops", AG_F_RESERVE_IOPS, 0 },
 	{ "reservation_bytes_sec", AG_F_RESERVE_BPS, 0 },
+	{ "latency_target_us", AG_F_LATENCY, 0 },
 	RATES(AG_F_PER_GB, "_per_gb"),
 	RATES(AG_F_PER_GB_MIN, "_per_gb_min"),
 	{ "dirty_bytes_max", AG_F_DIRTY, 0 },
@@ -75,6 +76,8 @@ uint64_t ag_policy_get(const struct ag_policy *p, const struct ag_field *f)
 		return l->reserve_iops;
 	case AG_F_RESERVE_BPS:
 		return l->reserve_bps;
+	case AG_F_LATENCY:
+		return l->latency_us;
 	case AG_F_PER_GB:
 		return p->scaled[f->bucket].per_gib;
 	case AG_F_PER_GB_MIN:
@@ -121,6 +124,12 @@ int ag_policy_set(struct ag_policy *p, const struct ag_field *f, uint64_t v, str
 		break;
 	case AG_F_RESERVE_BPS:
 		l->reserve_bps = v;
+		break;
+	case AG_F_LATENCY:
+		if (v > SL_LATENCY_US_MAX)
+			return ag_fail(e, AG_E_INVALID, "%s: 0 (none), or from 1 to %llu microseconds",
+				       f->name, SL_LATENCY_US_MAX);
+		l->latency_us = v;
 		break;
 	case AG_F_PER_GB:
 		p->scaled[f->bucket].per_gib = v;
@@ -181,6 +190,8 @@ void ag_policy_rename(const char *in, char *out, size_t len)
 			name = "reservation_iops";
 		else if (n == 11 && !strncmp(in + i, "reserve_bps", 11))
 			name = "reservation_bytes_sec";
+		else if (n == 10 && !strncmp(in + i, "latency_us", 10))
+			name = "latency_target_us";
 		if (name)
 			o += snprintf(out + o, len - o, "%s", name);
 		else
@@ -461,6 +472,14 @@ int ag_policy_within(const struct sl_config *l, uint64_t dirty_bytes_max,
 		case AG_F_RESERVE_BPS:
 			have = l->reserve_bps;
 			break;
+		case AG_F_LATENCY:
+			/* the other way: the ceiling is the tightest target; none is within */
+			if (has(c, f) && l->latency_us && l->latency_us < lim)
+				return ag_fail(e, AG_E_ABOVE_CEILING, "%s: %llu is tighter than the "
+					       "tenant's ceiling of %llu (the tightest it may set)",
+					       f->name, (unsigned long long)l->latency_us,
+					       (unsigned long long)lim);
+			continue;
 		case AG_F_DIRTY:
 			have = dirty_bytes_max ? dirty_bytes_max : UNLIMITED;
 			break;

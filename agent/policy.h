@@ -19,6 +19,9 @@
  *                            _max_length given must be equal
  *   size_iops_sec   iops_size       weight          weight
  *   reservation_iops  reserve_iops  reservation_bytes_sec  reserve_bps
+ *   latency_target_us  latency_us
+ *                            the p90 completion latency the volume asks its
+ *                            pool for, in microseconds (1 to 10^7)
  *   <rate>_per_gb, <rate>_per_gb_min
  *                            the rate is per_gb for each GiB of the size,
  *                            at least per_gb_min and at least 1
@@ -33,6 +36,12 @@
  * ceiling on it. A _max without a ceiling of its own is bounded by its
  * rate's ceiling; a burst longer than 1 s above the rate's ceiling needs a
  * ceiling on its _max_length.
+ *
+ * latency_target_us is bounded the other way: a smaller target asks more of
+ * the pool (a shallower queue for every volume in it), so its ceiling is the
+ * tightest target the tenant may set, and a non-zero target below it is
+ * above the ceiling. No target (0) is always within; a ceiling of 0 bounds
+ * nothing, and one above 10^7 leaves the tenant no target at all.
  */
 #ifndef SLUICE_AGENT_POLICY_H
 #define SLUICE_AGENT_POLICY_H
@@ -59,7 +68,8 @@ struct ag_policy {
 
 enum ag_field_kind {
 	AG_F_AVG, AG_F_MAX, AG_F_LENGTH, AG_F_IOPS_SIZE, AG_F_WEIGHT,
-	AG_F_RESERVE_IOPS, AG_F_RESERVE_BPS, AG_F_PER_GB, AG_F_PER_GB_MIN, AG_F_DIRTY,
+	AG_F_RESERVE_IOPS, AG_F_RESERVE_BPS, AG_F_LATENCY, AG_F_PER_GB, AG_F_PER_GB_MIN,
+	AG_F_DIRTY,
 };
 
 struct ag_field {
@@ -68,7 +78,7 @@ struct ag_field {
 	enum sl_bucket_id bucket;	/* for the rates' kinds */
 };
 
-#define AG_NR_FIELDS 35
+#define AG_NR_FIELDS 36
 extern const struct ag_field ag_fields[AG_NR_FIELDS];
 
 const struct ag_field *ag_field_find(const char *name);

@@ -299,7 +299,8 @@ static void usage(void)
 		"  stats <id> | metrics\n"
 		"  raw <METHOD> <path> [<JSON body>]            prints the status, then the body\n"
 		"                                               (--content-type to send another)\n"
-		"Policy fields: total_bytes_sec, read_iops_sec, ... weight, reservation_iops (see the API).\n");
+		"Policy fields: total_bytes_sec, read_iops_sec, ... weight, reservation_iops,\n"
+		"latency_target_us (see the API); a ceiling on latency_target_us is the tightest target.\n");
 }
 
 /*

@@ -18,47 +18,26 @@
 #include "../dmtarget/sluice-core.h"
 #include "handlers.h"
 #include "metrics.h"
+#include "volstatus.h"
 
-/* The status words of sluice-<id>: numbers as integers, wait_hist as an array. */
-static json_t *status_of(struct ap_call *c, const char *id)
+/*
+ * The status of sluice-<id>, typed (volstatus.h): none without a kernel;
+ * -1 when the kernel has no status for it.
+ */
+static int status_of(struct ap_call *c, const char *id, struct ap_volstatus *out)
 {
-	char name[128], *line, *w, *save = NULL;
-	json_t *o = json_object();
+	char name[128], *line;
 
+	ap_volstatus_parse(out, NULL);
 	if (!c->agent->with_kernel)
-		return o;
+		return 0;
 	snprintf(name, sizeof(name), "sluice-%s", id);
 	line = ag_dm_status(name);
-	if (!line) {
-		json_decref(o);
-		return NULL;
-	}
-	for (w = strtok_r(line, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		char *eq = strchr(w, '='), *end;
-		long long v;
-
-		if (!eq)
-			continue;
-		*eq++ = '\0';
-		if (!strcmp(w, "wait_hist")) {
-			json_t *a = json_array();
-			char *n, *s2 = NULL;
-
-			for (n = strtok_r(eq, ",", &s2); n; n = strtok_r(NULL, ",", &s2))
-				json_array_append_new(a, json_integer(strtoll(n, NULL, 10)));
-			json_object_set_new(o, w, a);
-			continue;
-		}
-		v = strtoll(eq, &end, 10);
-		json_object_set_new(o, w, *end ? json_string(eq) : json_integer(v));
-	}
+	if (!line)
+		return -1;
+	ap_volstatus_parse(out, line);
 	free(line);
-	return o;
-}
-
-static long long num(json_t *st, const char *key)
-{
-	return json_integer_value(json_object_get(st, key));
+	return 0;
 }
 
 static int by_name(const void *x, const void *y)
@@ -114,11 +93,12 @@ static json_t *exports_json(struct ap_call *c, const char *id, const char *tenan
 void ap_get_volume_stats(struct ap_call *c)
 {
 	char tenant[AG_ID_MAX + 1];
+	struct ap_volstatus st;
 	size_t exported;
-	json_t *st, *hist, *buckets, *pool = NULL, *page_cache;
+	json_t *page_cache;
 	struct ag_volume v;
+	const uint64_t *n = st.fig;
 	bool deleting;
-	size_t i;
 
 	if (!ap_volume_get(c, c->arg, &v)) {
 		ap_problem(c->resp, AP_P_NOT_FOUND, "no volume %s", c->arg);
@@ -132,102 +112,36 @@ void ap_get_volume_stats(struct ap_call *c)
 		ap_problem(c->resp, AP_P_CONFLICT, "volume %s is being deleted", c->arg);
 		return;
 	}
-	st = status_of(c, c->arg);
-	if (!st) {
+	if (status_of(c, c->arg, &st)) {
 		ap_problem(c->resp, AP_P_INTERNAL, "sluice-%s: no status from the kernel", c->arg);
 		return;
 	}
-	/* bucket 0 is under 1 ms, bucket i under 2^i ms; the last is open */
-	hist = json_object_get(st, "wait_hist");
-	buckets = json_array();
-	for (i = 0; i < json_array_size(hist); i++) {
-		json_t *b = json_pack("{s:I}", "count", json_integer_value(json_array_get(hist, i)));
-
-		if (i + 1 < json_array_size(hist))
-			json_object_set_new(b, "below_ms", json_integer(1LL << i));
-		json_array_append_new(buckets, b);
-	}
-	if (json_object_get(st, "pool_depth"))
-		pool = json_pack("{s:I, s:I, s:I, s:I, s:I}", "queued", num(st, "pool_queued"),
-				 "sent", num(st, "pool_sent"),
-				 "by_reservation", num(st, "pool_by_reservation"),
-				 "inflight", num(st, "pool_inflight"), "depth", num(st, "pool_depth"));
 	page_cache = ag_monitor_volume_json(c->ctx->monitor, c->arg);
 	if (page_cache) {
 		json_object_del(page_cache, "id");
 		json_object_del(page_cache, "tenant");
 	}
 	ap_reply(c, 200, json_pack("{s:s, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:I, s:I, s:I,"
-				   " s:I, s:I, s:o, s:o, s:I, s:o, s:o}",
+				   " s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:o, s:o}",
 				   "id", c->arg,
-				   "read", "ios", num(st, "rd_ios"), "bytes", num(st, "rd_bytes"),
-				   "throttled_ios", num(st, "rd_throttled"),
-				   "write", "ios", num(st, "wr_ios"), "bytes", num(st, "wr_bytes"),
-				   "throttled_ios", num(st, "wr_throttled"),
-				   "queued_ios", num(st, "queued"),
-				   "throttle_wait_ns", num(st, "wait_ns"),
-				   "throttle_wait_max_ns", num(st, "wait_max_ns"),
-				   "flushes", num(st, "flushes"), "discards", num(st, "discards"),
-				   "throttle_wait_histogram", buckets,
-				   "pool", pool ? pool : json_null(),
-				   "writeback_bytes", num(st, "wb_bytes"),
+				   "read", "ios", (json_int_t)n[AP_VS_RD_IOS],
+				   "bytes", (json_int_t)n[AP_VS_RD_BYTES],
+				   "throttled_ios", (json_int_t)n[AP_VS_RD_THROTTLED],
+				   "write", "ios", (json_int_t)n[AP_VS_WR_IOS],
+				   "bytes", (json_int_t)n[AP_VS_WR_BYTES],
+				   "throttled_ios", (json_int_t)n[AP_VS_WR_THROTTLED],
+				   "queued_ios", (json_int_t)n[AP_VS_QUEUED],
+				   "throttle_wait_ns", (json_int_t)n[AP_VS_WAIT_NS],
+				   "throttle_wait_max_ns", (json_int_t)n[AP_VS_WAIT_MAX_NS],
+				   "flushes", (json_int_t)n[AP_VS_FLUSHES],
+				   "discards", (json_int_t)n[AP_VS_DISCARDS],
+				   "throttle_wait_histogram", ap_volstatus_wait_json(&st),
+				   "completion_latency_histogram", ap_volstatus_latency_json(&st),
+				   "completion_latency_sum_seconds", ap_volstatus_latency_sum_json(&st),
+				   "pool", ap_volstatus_pool_json(&st),
+				   "writeback_bytes", (json_int_t)n[AP_VS_WB_BYTES],
 				   "page_cache", page_cache ? page_cache : json_null(),
 				   "exports", exports_json(c, c->arg, tenant, exported)));
-	json_decref(st);
-}
-
-/* A metric of every volume, from one status key (or a histogram). */
-struct metric {
-	const char *name;
-	const char *type;
-	const char *help;
-	const char *key;	/* status key; NULL: the histogram */
-	double scale;
-};
-
-static const struct metric metrics[] = {
-	{ "sluice_volume_read_ios_total", "counter", "Reads completed.", "rd_ios", 1 },
-	{ "sluice_volume_read_bytes_total", "counter", "Bytes read.", "rd_bytes", 1 },
-	{ "sluice_volume_write_ios_total", "counter", "Writes completed.", "wr_ios", 1 },
-	{ "sluice_volume_write_bytes_total", "counter", "Bytes written.", "wr_bytes", 1 },
-	{ "sluice_volume_read_throttled_ios_total", "counter", "Reads held by a limit.",
-	  "rd_throttled", 1 },
-	{ "sluice_volume_write_throttled_ios_total", "counter", "Writes held by a limit.",
-	  "wr_throttled", 1 },
-	{ "sluice_volume_queued_ios", "gauge", "IOs held by a limit now.", "queued", 1 },
-	{ "sluice_volume_throttle_wait_max_seconds", "gauge", "Longest wait of an IO held by a limit.",
-	  "wait_max_ns", 1e-9 },
-	{ "sluice_volume_throttle_wait_seconds", "histogram", "Wait of the IOs held by a limit.",
-	  NULL, 1 },
-	{ "sluice_volume_flushes_total", "counter", "Flushes passed down.", "flushes", 1 },
-	{ "sluice_volume_discards_total", "counter", "Discards passed down.", "discards", 1 },
-	{ "sluice_volume_writeback_bytes_total", "counter", "Bytes written by writeback.",
-	  "wb_bytes", 1 },
-	{ "sluice_volume_read_errors_total", "counter", "Reads that failed below.", "rd_errors", 1 },
-	{ "sluice_volume_write_errors_total", "counter", "Writes that failed below.", "wr_errors", 1 },
-	{ "sluice_volume_pool_queued_ios", "gauge", "IOs waiting in the pool's scheduler.",
-	  "pool_queued", 1 },
-	{ "sluice_volume_pool_sent_ios_total", "counter", "IOs the pool's scheduler sent.",
-	  "pool_sent", 1 },
-	{ "sluice_volume_pool_reservation_ios_total", "counter",
-	  "IOs the pool's scheduler sent under the reservation.", "pool_by_reservation", 1 },
-};
-
-static void histogram(FILE *f, const char *name, const char *labels, json_t *st)
-{
-	json_t *h = json_object_get(st, "wait_hist");
-	long long cum = 0;
-	size_t i, n = json_array_size(h);
-
-	for (i = 0; i < n; i++) {
-		cum += json_integer_value(json_array_get(h, i));
-		if (i + 1 < n)
-			fprintf(f, "%s_bucket{%s,le=\"%g\"} %lld\n", name, labels,
-				(double)(1LL << i) / 1000, cum);
-	}
-	fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %lld\n", name, labels, cum);
-	fprintf(f, "%s_sum{%s} %.9f\n", name, labels, num(st, "wait_ns") * 1e-9);
-	fprintf(f, "%s_count{%s} %lld\n", name, labels, cum);
 }
 
 /* One gauge of the monitor's figures: a key of each item of list. */
@@ -291,7 +205,8 @@ static void page_cache_metrics(FILE *f, struct ag_monitor *mon)
 struct vol_row {
 	char id[AG_VOLUME_ID_MAX + 1], tenant[AG_ID_MAX + 1], pool[AG_ID_MAX + 1];
 	uint64_t size;
-	json_t *status;
+	struct ap_volstatus status;
+	bool status_known;		/* the kernel gave one */
 	size_t exports;			/* hosts it is exported to */
 	bool connected_known;		/* nvmet showed its controllers */
 	unsigned int controllers;
@@ -386,6 +301,30 @@ static void export_metrics(FILE *f, const struct vol_row *rows, size_t n)
 		     " volume's subsystem (where the kernel shows them).", rows, n, row_connected);
 }
 
+/*
+ * The depth of each pool the kernel has (its volumes' status lines each
+ * carry it; the first of them is taken), one series a pool.
+ */
+static void pool_depth_metrics(FILE *f, const struct pool_row *pools, size_t np,
+			       const struct vol_row *rows, size_t n)
+{
+	size_t p, i;
+
+	fprintf(f, "# HELP sluice_pool_depth IOs the pool's scheduler lets in flight on its disk.\n"
+		"# TYPE sluice_pool_depth gauge\n");
+	for (p = 0; p < np; p++)
+		for (i = 0; i < n; i++) {
+			const struct ap_volstatus *st = &rows[i].status;
+
+			if (!rows[i].status_known || strcmp(rows[i].pool, pools[p].name) ||
+			    !ap_volstatus_has(st, AP_VS_POOL_DEPTH))
+				continue;
+			fprintf(f, "sluice_pool_depth{pool=\"%s\"} %llu\n", pools[p].name,
+				(unsigned long long)st->fig[AP_VS_POOL_DEPTH]);
+			break;
+		}
+}
+
 static void jobs_metrics(FILE *f, struct ap_call *c)
 {
 	void **all;
@@ -414,8 +353,9 @@ void ap_get_metrics(struct ap_call *c)
 {
 	struct vol_row *rows = NULL;
 	struct pool_row *pools = NULL;
-	size_t n = 0, np = 0, i, m, len = 0;
-	char *out = NULL, labels[256];
+	struct ap_volstatus_row *series = NULL;
+	size_t n = 0, np = 0, i, len = 0;
+	char *out = NULL, (*labels)[AG_VOLUME_ID_MAX + 2 * AG_ID_MAX + 32] = NULL;
 	void **all;
 	FILE *f;
 
@@ -448,16 +388,22 @@ void ap_get_metrics(struct ap_call *c)
 	}
 	free(all);
 	pthread_rwlock_unlock(&c->st->lock);
-	if (!rows || !pools) {
-		free(rows);
-		free(pools);
+	series = calloc(n + 1, sizeof(*series));
+	labels = calloc(n + 1, sizeof(*labels));
+	if (!rows || !pools || !series || !labels) {
 		ap_problem(c->resp, AP_P_INTERNAL, "out of memory");
-		return;
+		goto out;
 	}
 	/* the kernel is asked outside the lock */
-	for (i = 0; i < n; i++)
-		if (rows[i].id[0])
-			rows[i].status = status_of(c, rows[i].id);
+	for (i = 0; i < n; i++) {
+		if (!rows[i].id[0])
+			continue;
+		rows[i].status_known = !status_of(c, rows[i].id, &rows[i].status);
+		snprintf(labels[i], sizeof(labels[i]), "volume=\"%s\",tenant=\"%s\",pool=\"%s\"",
+			 rows[i].id, rows[i].tenant, rows[i].pool);
+		series[i] = (struct ap_volstatus_row){ labels[i],
+						       rows[i].status_known ? &rows[i].status : NULL };
+	}
 	connections(c, rows, n);
 	f = open_memstream(&out, &len);
 	if (!f) {
@@ -465,25 +411,7 @@ void ap_get_metrics(struct ap_call *c)
 		goto out;
 	}
 	volume_gauge(f, "sluice_volume_size_bytes", "Size of the volume.", rows, n, row_size);
-	for (m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
-		const struct metric *mt = &metrics[m];
-
-		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", mt->name, mt->help, mt->name, mt->type);
-		for (i = 0; i < n; i++) {
-			json_t *st = rows[i].status;
-
-			if (!st || (mt->key && !json_is_integer(json_object_get(st, mt->key))))
-				continue;
-			snprintf(labels, sizeof(labels), "volume=\"%s\",tenant=\"%s\",pool=\"%s\"",
-				 rows[i].id, rows[i].tenant, rows[i].pool);
-			if (!mt->key)
-				histogram(f, mt->name, labels, st);
-			else if (mt->scale == 1)
-				fprintf(f, "%s{%s} %lld\n", mt->name, labels, num(st, mt->key));
-			else
-				fprintf(f, "%s{%s} %.9f\n", mt->name, labels, num(st, mt->key) * mt->scale);
-		}
-	}
+	ap_volstatus_metrics(f, series, n);
 	export_metrics(f, rows, n);
 	if (c->ctx->monitor)
 		page_cache_metrics(f, c->ctx->monitor);
@@ -501,6 +429,7 @@ void ap_get_metrics(struct ap_call *c)
 	for (i = 0; i < np; i++)
 		fprintf(f, "sluice_pool_allocated_bytes{pool=\"%s\"} %llu\n", pools[i].name,
 			(unsigned long long)pools[i].allocated);
+	pool_depth_metrics(f, pools, np, rows, n);
 	jobs_metrics(f, c);
 	ap_metrics_write(c->ctx->metrics, f);
 	fclose(f);
@@ -509,8 +438,8 @@ void ap_get_metrics(struct ap_call *c)
 	c->resp->status = 200;
 	c->resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
 out:
-	for (i = 0; i < n; i++)
-		json_decref(rows[i].status);
 	free(rows);
 	free(pools);
+	free(series);
+	free(labels);
 }

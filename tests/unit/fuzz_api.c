@@ -72,6 +72,7 @@ static const struct seed seeds[] = {
 	  "\"read_iops_sec_max_length\":2,\"write_bytes_sec\":1048576}}" },
 	{ "PATCH", "/v1/volumes/v2", "{\"policy\":{\"weight\":50,\"reservation_iops\":10,"
 	  "\"total_iops_sec\":200,\"size_iops_sec\":8192}}" },
+	{ "PATCH", "/v1/volumes/v1", "{\"policy\":{\"latency_target_us\":2000,\"weight\":300}}" },
 	{ "PATCH", "/v1/volumes/v1", "{\"size_bytes\":134217728}" },
 	{ "PATCH", "/v1/volumes/v2", "{\"size_bytes\":201326592,\"policy\":"
 	  "{\"write_iops_sec_per_gb\":1000,\"write_iops_sec_per_gb_min\":50,\"weight\":5}}" },
@@ -130,8 +131,7 @@ static void mutate_body(char *b, size_t *len, size_t cap)
 	b[*len] = '\0';
 }
 
-/* Every row of the store, as text, in a malloc'd buffer of *len bytes. */
-static char *state_bytes(const char *dir, size_t *len)
+char *fuzz_api_state(const char *dir, size_t *len)
 {
 	static const char *const tables[] = { "pools", "tenants", "volumes" };
 	char path[512], sql[64], *buf = NULL;
@@ -248,11 +248,12 @@ int fuzz_api_run(int argc, char **argv)
 		if (ap_token_new(tok1) || ap_token_hash(tok1, h1) || ap_token_new(tok2) ||
 		    ap_token_hash(tok2, h2))
 			return 2;
-		st = json_pack("{s:{s:{s:s, s:I}}, s:{s:{s:s, s:{s:i}}, s:{s:s}},"
+		st = json_pack("{s:{s:{s:s, s:I}}, s:{s:{s:s, s:{s:i, s:i}}, s:{s:s}},"
 			       " s:{s:{s:s, s:s, s:I, s:[[I, I]], s:s, s:s},"
 			       " s:{s:s, s:s, s:I, s:[[I, I]], s:s, s:s}}}",
 			       "pools", "p0", "device", "/dev/null", "extents", (json_int_t)8,
 			       "tenants", "t1", "token_sha256", h1, "ceilings", "total_iops_sec", 1000,
+			       "latency_target_us", 1000,
 			       "t2", "token_sha256", h2,
 			       "volumes",
 			       "v1", "tenant", "t1", "pool", "p0", "size", (json_int_t)67108864,
@@ -317,10 +318,10 @@ int fuzz_api_run(int argc, char **argv)
 			}
 		}
 		ag_jobs_run_deletes(&agent, &e);
-		before = state_bytes(argv[1], &before_len);
+		before = fuzz_api_state(argv[1], &before_len);
 		st = send_req(tok && !strcmp(tok, "zz") ? "zz" : tok, method, path, ct, im, body, len,
 			      &out);
-		after = state_bytes(argv[1], &after_len);
+		after = fuzz_api_state(argv[1], &after_len);
 		by_class[st / 100 < 6 ? st / 100 : 0]++;
 		if (host && st >= 500 && !(s->method[0] == 'G' && !strcmp(method, "GET"))) {
 			;	/* the kernel was asked, and there is none */

@@ -457,6 +457,143 @@ static void api_host_secrets_are_shown_once(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* The store's rows in dir, and whether they are what they were (freed either way). */
+static bool store_unchanged(const char *dir, char *before, size_t before_len)
+{
+	size_t len;
+	char *now = fuzz_api_state(dir, &len);
+	bool same = now && before && len == before_len && !memcmp(now, before, len);
+
+	free(now);
+	free(before);
+	return same;
+}
+
+/*
+ * A request refused with status and a problem+json whose errors name field
+ * (a dotted path); the store in dir is as it was.
+ */
+static bool refused(const char *dir, const char *tok, const char *method, const char *path,
+		    const char *body, unsigned int status, const char *field)
+{
+	char auth[128], want[160];
+	struct ap_request r = { .method = method, .path = path, .authorization = auth,
+				.content_type = "application/json", .body = body,
+				.body_len = strlen(body) };
+	struct ap_response resp;
+	size_t before_len;
+	char *before = fuzz_api_state(dir, &before_len);
+	bool ok;
+
+	snprintf(auth, sizeof(auth), "Bearer %s", tok);
+	snprintf(want, sizeof(want), "\"field\":\"%s\"", field);
+	ap_handle(&cctx, &r, &resp);
+	ok = resp.status == status && resp.body && strstr(resp.body, want) &&
+	     !strcmp(resp.content_type, "application/problem+json");
+	if (!ok)
+		fprintf(stderr, "%s %s %s: %u %s\n", method, path, body, resp.status,
+			resp.body ? resp.body : "");
+	free(resp.body);
+	return store_unchanged(dir, before, before_len) && ok;
+}
+
+/*
+ * latency_target_us through the API: taken on create and change, shown in
+ * the policy and the policy in force, stored as the target's latency_us;
+ * a tenant's ceiling is the tightest target it may set (the admin may go
+ * past it, and none is always allowed); every hostile value, and another
+ * tenant's volume, refused naming the field with nothing changed.
+ */
+static void api_latency_target_is_a_policy_field_with_a_ceiling(void)
+{
+	char dir[] = "/tmp/sluice-lat-XXXXXX", cmd[64], atok[AP_TOKEN_LEN + 1], *out;
+	const char *vol = "{\"name\":\"db\",\"pool\":\"p0\",\"size_bytes\":67108864,"
+			  "\"policy\":{\"latency_target_us\":%s}}";
+	static const struct { const char *value; unsigned int status; } hostile[] = {
+		{ "\"2000\"", 400 }, { "true", 400 }, { "[2000]", 400 }, { "{}", 400 },
+		{ "-1", 422 }, { "1.5", 422 }, { "10000001", 422 }, { "9007199254740992", 422 },
+		{ "9007199254740993", 422 }, { "1e3", 422 },
+	};
+	struct ag_agent agent;
+	char body[256];
+	size_t i;
+
+	setenv("SLUICED_LOG", "warning", 1);
+	two_tenants(dir, &agent);
+	CHECK(ap_token_new(atok) == 0 && ap_token_hash(atok, cctx.admin_hash) == 0);
+	CHECK(call(atok, "PATCH", "/v1/tenants/t0", "{\"ceilings\":{\"latency_target_us\":1000}}",
+		   NULL) == 200);
+	/* hostile values, on create: nothing made */
+	for (i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		snprintf(body, sizeof(body), vol, hostile[i].value);
+		CHECK(refused(dir, ctok[0], "POST", "/v1/tenants/t0/volumes", body, hostile[i].status,
+			      "policy.latency_target_us"));
+	}
+	/* tighter than the ceiling */
+	snprintf(body, sizeof(body), vol, "999");
+	CHECK(refused(dir, ctok[0], "POST", "/v1/tenants/t0/volumes", body, 403,
+		      "policy.latency_target_us"));
+	CHECK_EQ_U64(agent.st.vols.nr, 0);
+	snprintf(body, sizeof(body), vol, "2000");
+	CHECK(call(ctok[0], "POST", "/v1/tenants/t0/volumes", body, &out) == 201);
+	CHECK(strstr(out, "\"policy\":{\"latency_target_us\":2000}"));
+	CHECK(strstr(out, "\"effective_policy\":{\"latency_target_us\":2000}"));
+	free(out);
+	CHECK_EQ_U64(ag_state_volume(&agent.st, "t0.db")->policy.limits.latency_us, 2000);
+	/* no kernel, so no status line: the latency figures are null, not an error */
+	CHECK(call(ctok[0], "GET", "/v1/volumes/t0.db/stats", NULL, &out) == 200);
+	CHECK(strstr(out, "\"completion_latency_histogram\":null,"
+		      "\"completion_latency_sum_seconds\":null,\"pool\":null"));
+	free(out);
+	/* on change: hostile values, tighter than the ceiling, another tenant's volume */
+	for (i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		snprintf(body, sizeof(body), "{\"policy\":{\"latency_target_us\":%s}}", hostile[i].value);
+		CHECK(refused(dir, ctok[0], "PATCH", "/v1/volumes/t0.db", body, hostile[i].status,
+			      "policy.latency_target_us"));
+	}
+	CHECK(refused(dir, ctok[0], "PATCH", "/v1/volumes/t0.db",
+		      "{\"policy\":{\"latency_target_us\":999}}", 403, "policy.latency_target_us"));
+	CHECK(refused(dir, ctok[0], "PUT", "/v1/volumes/t0.db",
+		      "{\"policy\":{\"latency_target_us\":1}}", 403, "policy.latency_target_us"));
+	CHECK(refused(dir, ctok[0], "PATCH", "/v1/volumes/t0.db",
+		      "{\"policy\":{\"latency_us\":5000}}", 400, "policy.latency_us"));
+	CHECK(call(ctok[1], "PATCH", "/v1/volumes/t0.db", "{\"policy\":{\"latency_target_us\":5000}}",
+		   NULL) == 404);
+	CHECK(call(ctok[1], "PATCH", "/v1/tenants/t1", "{\"ceilings\":{\"latency_target_us\":1}}",
+		   NULL) == 403);
+	CHECK_EQ_U64(ag_state_volume(&agent.st, "t0.db")->policy.limits.latency_us, 2000);
+	/* within: looser, exactly the ceiling, none */
+	CHECK(call(ctok[0], "PATCH", "/v1/volumes/t0.db", "{\"policy\":{\"latency_target_us\":1000}}",
+		   NULL) == 200);
+	CHECK_EQ_U64(ag_state_volume(&agent.st, "t0.db")->policy.limits.latency_us, 1000);
+	CHECK(call(ctok[0], "PATCH", "/v1/volumes/t0.db", "{\"policy\":{\"latency_target_us\":null}}",
+		   &out) == 200);
+	CHECK(strstr(out, "\"policy\":{}"));
+	free(out);
+	CHECK_EQ_U64(ag_state_volume(&agent.st, "t0.db")->policy.limits.latency_us, 0);
+	/* the admin is not held to the ceiling; a tenant without one is not either */
+	CHECK(call(atok, "PATCH", "/v1/volumes/t0.db", "{\"policy\":{\"latency_target_us\":100}}",
+		   NULL) == 200);
+	CHECK_EQ_U64(ag_state_volume(&agent.st, "t0.db")->policy.limits.latency_us, 100);
+	snprintf(body, sizeof(body), vol, "1");
+	CHECK(call(ctok[1], "POST", "/v1/tenants/t1/volumes", body, NULL) == 201);
+	/* a bad ceiling is refused naming it */
+	CHECK(refused(dir, atok, "PATCH", "/v1/tenants/t0", "{\"ceilings\":{\"latency_target_us\":-1}}",
+		      422, "ceilings.latency_target_us"));
+	CHECK(refused(dir, atok, "PATCH", "/v1/tenants/t0",
+		      "{\"ceilings\":{\"latency_target_us\":\"1\"}}", 422, "ceilings.latency_target_us"));
+	/* the store keeps it: the same after a restart */
+	ag_agent_close(&agent);
+	CHECK(ag_agent_open(&agent, dir, 0, false, &(struct ag_err){ 0 }) == 0);
+	CHECK_EQ_U64(ag_state_volume(&agent.st, "t0.db")->policy.limits.latency_us, 100);
+	CHECK_EQ_U64(ag_state_volume(&agent.st, "t1.db")->policy.limits.latency_us, 1);
+	CHECK(ag_state_tenant(&agent.st, "t0")->ceilings.set != 0);
+	cctx.admin_hash[0] = '\0';
+	ag_agent_close(&agent);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
 /* a controller cntlid of subsystem nqn in the fake debugfs, held by host */
 static int put_ctrl(const char *dbg, const char *nqn, int cntlid, const char *host)
 {
@@ -575,6 +712,7 @@ static void api_stats_show_the_exports_connections(void)
 static const struct unit_test tests[] = {
 	UNIT_TEST(api_stats_show_the_exports_connections),
 	UNIT_TEST(api_host_secrets_are_shown_once),
+	UNIT_TEST(api_latency_target_is_a_policy_field_with_a_ceiling),
 	UNIT_TEST(api_names_are_the_tenants),
 	UNIT_TEST(api_survives_10000_mutated_requests),
 	UNIT_TEST(api_idempotency_key_replays_a_create),

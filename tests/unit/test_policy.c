@@ -50,8 +50,10 @@ static void policy_fields_map_to_target_keys_in_canonical_order(void)
 		      "riops=100 riops_max=400 burst_s=5 iops_size=8192"));
 	CHECK(!strcmp(stored("{\"reservation_iops\": 50, \"reservation_bytes_sec\": 4096}"),
 		      "reserve_iops=50 reserve_bps=4096"));
+	CHECK(!strcmp(stored("{\"latency_target_us\": 2000, \"weight\": 300, \"reservation_iops\": 5}"),
+		      "weight=300 reserve_iops=5 latency_us=2000"));
 	/* zero is no limit, as absent */
-	CHECK(!strcmp(stored("{\"total_iops_sec\": 0, \"weight\": 0}"), ""));
+	CHECK(!strcmp(stored("{\"total_iops_sec\": 0, \"weight\": 0, \"latency_target_us\": 0}"), ""));
 	CHECK(!strcmp(stored("{}"), ""));
 }
 
@@ -93,6 +95,8 @@ static void policy_round_trips_through_json_and_the_store(void)
 		"{\"read_iops_sec_per_gb\": 10, \"read_iops_sec_per_gb_min\": 100,"
 		" \"write_bytes_sec_per_gb\": 1048576, \"weight\": 30}",
 		"{\"total_iops_sec_per_gb\": 3, \"dirty_bytes_max\": 67108864}",
+		"{\"latency_target_us\": 10000000, \"reservation_iops\": 5, \"weight\": 7}",
+		"{\"latency_target_us\": 1}",
 		"{}",
 	};
 
@@ -163,6 +167,59 @@ static void per_gb_fields_scale_with_the_size(void)
 	CHECK(!strncmp(stored("{\"size_iops_sec_per_gb\": 1}"), "ERR size_iops_sec_per_gb: not", 29));
 }
 
+/*
+ * latency_target_us: the pool's p90 completion-latency target for the
+ * volume (the target's latency_us), 0 for none, at most 10 s; every bad
+ * value refused naming the field, in the API's name.
+ */
+static void latency_target_is_checked_naming_the_field(void)
+{
+	struct ag_policy p;
+	struct sl_config in_force;
+	struct ag_err e;
+
+	CHECK(!strcmp(stored("{\"latency_target_us\": 10000000}"), "latency_us=10000000"));
+	CHECK(!strcmp(stored("{\"latency_target_us\": 10000001}"),
+		      "ERR latency_target_us: 0 (none), or from 1 to 10000000 microseconds"));
+	CHECK(!strncmp(stored("{\"latency_target_us\": 9007199254740992}"),
+		       "ERR latency_target_us: 0 (none), or from 1", 42));
+	CHECK(!strncmp(stored("{\"latency_target_us\": 9007199254740993}"),
+		       "ERR latency_target_us: an integer from 0 to 2^53", 48));
+	CHECK(!strncmp(stored("{\"latency_target_us\": -1}"), "ERR latency_target_us:", 22));
+	CHECK(!strncmp(stored("{\"latency_target_us\": 1.5}"), "ERR latency_target_us:", 22));
+	CHECK(!strncmp(stored("{\"latency_target_us\": \"500\"}"), "ERR latency_target_us:", 22));
+	CHECK(!strncmp(stored("{\"latency_target_us\": true}"), "ERR latency_target_us:", 22));
+	CHECK(!strncmp(stored("{\"latency_target_us\": null}"), "ERR latency_target_us:", 22));
+	CHECK(!strncmp(stored("{\"latency_target_us\": [500]}"), "ERR latency_target_us:", 22));
+	/* the kernel's name is not the API's */
+	CHECK(!strcmp(stored("{\"latency_us\": 500}"), "ERR latency_us: not a policy field"));
+	CHECK(!strncmp(stored("{\"latency_target_us_per_gb\": 5}"),
+		       "ERR latency_target_us_per_gb: not a policy field", 49));
+	/* the store's text: a word that does not parse is refused, a range in force */
+	CHECK(ag_policy_parse(&p, "latency_us=1x", "", &e) == -1 && strstr(e.msg, "latency_us"));
+	CHECK(ag_policy_parse(&p, "latency_us=-5", "", &e) == -1);
+	CHECK(ag_policy_parse(&p, "", "latency_us=5", &e) == -1);
+	CHECK(ag_policy_parse(&p, "latency_us=10000001", "", &e) == 0);
+	CHECK(ag_policy_in_force(&p, GIB, "p", &in_force, &e) == -1);
+	CHECK(!strcmp(e.msg, "latency_target_us: above 10000000"));
+	CHECK(ag_policy_parse(&p, "weight=5 latency_us=250", "", &e) == 0);
+	CHECK_EQ_U64(ag_policy_get(&p, ag_field_find("latency_target_us")), 250);
+	CHECK(ag_policy_in_force(&p, GIB, "p", &in_force, &e) == 0);
+	CHECK_EQ_U64(in_force.latency_us, 250);
+	CHECK(!strcmp(in_force.pool, "p"));
+	/* a field like the others: compared, shown, and 0 removes it */
+	{
+		struct ag_policy q;
+
+		CHECK(ag_policy_parse(&q, "weight=5", "", &e) == 0);
+		CHECK(!ag_policy_equal(&p, &q));
+		CHECK(ag_policy_set(&q, ag_field_find("latency_target_us"), 250, &e) == 0);
+		CHECK(ag_policy_equal(&p, &q));
+		CHECK(ag_policy_set(&q, ag_field_find("latency_target_us"), 0, &e) == 0);
+		CHECK_EQ_U64(q.limits.latency_us, 0);
+	}
+}
+
 static void policy_merge_sets_and_removes_or_changes_nothing(void)
 {
 	json_t *p = obj("{\"read_iops_sec\": 10, \"weight\": 5}");
@@ -196,6 +253,10 @@ static void policy_errors_speak_the_api_names(void)
 	CHECK(!strcmp(out, "total_bytes_sec: cannot be combined with read_bytes_sec or write_bytes_sec"));
 	ag_policy_rename("reserve_iops: exceeds the volume's iops limit", out, sizeof(out));
 	CHECK(!strcmp(out, "reservation_iops: exceeds the volume's total_iops_sec limit"));
+	ag_policy_rename("latency_us: needs pool", out, sizeof(out));
+	CHECK(!strcmp(out, "latency_target_us: needs pool"));
+	ag_policy_rename("latency_usx: y", out, sizeof(out));
+	CHECK(!strcmp(out, "latency_usx: y"));
 	ag_policy_rename("burst_s: needs a _max limit", out, 12);
 	CHECK(strlen(out) == 11);
 }
@@ -313,13 +374,43 @@ static void ceilings_bound_every_other_field(void)
 	CHECK(strstr(why, "total_iops_sec: 2000 is above"));
 }
 
+/*
+ * A latency target is bounded the other way: the ceiling is the tightest
+ * target the tenant may set. A tighter (smaller) one is refused naming the
+ * field; a looser one, or none, is within.
+ */
+static void ceilings_bound_the_latency_target_from_below(void)
+{
+	const char *c = "{\"latency_target_us\": 500}";
+
+	CHECK(within("{\"latency_target_us\": 500}", c) == 0);
+	CHECK(within("{\"latency_target_us\": 10000000}", c) == 0);
+	CHECK(within("{}", c) == 0);
+	CHECK(within("{\"latency_target_us\": 0}", c) == 0);
+	CHECK(within("{\"latency_target_us\": 499}", c) == -1);
+	CHECK(!strcmp(why, "latency_target_us: 499 is tighter than the tenant's ceiling of 500"
+		      " (the tightest it may set)"));
+	CHECK(within("{\"latency_target_us\": 1}", c) == -1 && strstr(why, "latency_target_us: 1 "));
+	/* a ceiling of 0 bounds nothing; one past the range leaves no target */
+	CHECK(within("{\"latency_target_us\": 1}", "{\"latency_target_us\": 0}") == 0);
+	CHECK(within("{\"latency_target_us\": 10000000}", "{\"latency_target_us\": 10000001}") == -1);
+	CHECK(within("{}", "{\"latency_target_us\": 10000001}") == 0);
+	/* no ceiling on it: any target; the other fields' ceilings are not its */
+	CHECK(within("{\"latency_target_us\": 1}", "{\"reservation_iops\": 100}") == 0);
+	CHECK(within("{\"latency_target_us\": 1, \"reservation_iops\": 101}",
+		     "{\"reservation_iops\": 100, \"latency_target_us\": 1}") == -1);
+	CHECK(strstr(why, "reservation_iops"));
+}
+
 static void ceilings_objects_are_checked(void)
 {
 	struct ag_ceilings c;
 	struct ag_err e;
-	json_t *ok = obj("{\"total_iops_sec\": 5, \"total_iops_sec_max_length\": 5}");
+	json_t *ok = obj("{\"total_iops_sec\": 5, \"total_iops_sec_max_length\": 5,"
+			 " \"latency_target_us\": 500}");
 	json_t *unk = obj("{\"x\": 1}"), *per = obj("{\"total_iops_sec_per_gb\": 5}");
 	json_t *neg = obj("{\"weight\": -1}"), *big = obj("{\"weight\": 9007199254740993}");
+	json_t *lneg = obj("{\"latency_target_us\": -1}"), *lstr = obj("{\"latency_target_us\": \"1\"}");
 	json_t *back;
 
 	CHECK(ag_ceilings_from_json(&c, ok, &e) == 0);
@@ -329,12 +420,16 @@ static void ceilings_objects_are_checked(void)
 	CHECK(ag_ceilings_from_json(&c, per, &e) == -1 && strstr(e.msg, "total_iops_sec_per_gb"));
 	CHECK(ag_ceilings_from_json(&c, neg, &e) == -1 && strstr(e.msg, "weight"));
 	CHECK(ag_ceilings_from_json(&c, big, &e) == -1 && strstr(e.msg, "weight"));
+	CHECK(ag_ceilings_from_json(&c, lneg, &e) == -1 && !strncmp(e.msg, "latency_target_us:", 18));
+	CHECK(ag_ceilings_from_json(&c, lstr, &e) == -1 && !strncmp(e.msg, "latency_target_us:", 18));
 	json_decref(ok);
 	json_decref(back);
 	json_decref(unk);
 	json_decref(per);
 	json_decref(neg);
 	json_decref(big);
+	json_decref(lneg);
+	json_decref(lstr);
 }
 
 /* The core's validator holds a typed config to the parser's ranges. */
@@ -362,11 +457,13 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(policy_round_trips_through_json_and_the_store),
 	UNIT_TEST(store_text_is_checked_word_by_word),
 	UNIT_TEST(per_gb_fields_scale_with_the_size),
+	UNIT_TEST(latency_target_is_checked_naming_the_field),
 	UNIT_TEST(policy_merge_sets_and_removes_or_changes_nothing),
 	UNIT_TEST(policy_errors_speak_the_api_names),
 	UNIT_TEST(ceilings_bound_rates_and_forbid_unlimited),
 	UNIT_TEST(ceilings_bound_bursts_and_their_length),
 	UNIT_TEST(ceilings_bound_every_other_field),
+	UNIT_TEST(ceilings_bound_the_latency_target_from_below),
 	UNIT_TEST(ceilings_objects_are_checked),
 	UNIT_TEST(validator_holds_the_ranges),
 };

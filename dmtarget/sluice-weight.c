@@ -288,14 +288,14 @@ static void __pool_squeeze(struct sluice_pool *p, unsigned int cap, u64 now)
 /*
  * Every POOL_LAT_WIN_NS: the targets missed and held, and the squeeze they
  * set on the others. A miss takes a quarter of the slots the looser members
- * may hold; a window in which every target held with a fifth to spare gives
+ * may hold (half, if the median was over the target too); a window in which every target held with a fifth to spare gives
  * them an eighth more; one in between keeps the squeeze as it is. Each
  * change is judged only on bios admitted after it.
  */
 static void __pool_latency_window(struct sluice_pool *p, u64 now)
 {
 	struct sluice_member *m;
-	bool looked = false, spare = true;
+	bool looked = false, spare = true, far = false;
 	u64 missed = 0;
 	unsigned int cap;
 
@@ -319,6 +319,9 @@ static void __pool_latency_window(struct sluice_pool *p, u64 now)
 			m->lat_missed++;
 			if (!missed || m->target_ns < missed)
 				missed = m->target_ns;
+			/* its median over: far off, a bigger step */
+			if (m->lat_over * 2 > m->lat_done)
+				far = true;
 		}
 		if (m->lat_near * 10 > m->lat_done)
 			spare = false;
@@ -336,7 +339,7 @@ static void __pool_latency_window(struct sluice_pool *p, u64 now)
 		} else if (missed < p->squeeze_ns) {
 			p->squeeze_ns = missed;
 		}
-		cap = p->loose_cap - p->loose_cap / 4;
+		cap = p->loose_cap - p->loose_cap / (far ? 2 : 4);
 		__pool_squeeze(p, cap && cap < p->loose_cap ? cap :
 			       (p->loose_cap > 1 ? p->loose_cap - 1 : 1), now);
 		return;

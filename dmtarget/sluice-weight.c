@@ -54,6 +54,8 @@
 /* A member's window: at least this many completions, or this long. */
 #define POOL_LAT_MIN_DONE 8
 #define POOL_LAT_WIN_MAX_NS (1000ULL * NSEC_PER_MSEC)
+/* The most expected members a completion looks at to keep slots for. */
+#define POOL_EXPECT_SCAN 8
 /* sluice_pool_stamp.flags */
 #define POOL_BIO_LOOSE 1	/* counted in the pool's loose_inflight */
 
@@ -231,16 +233,19 @@ static void __member_end_expect(struct sluice_pool *p, struct sluice_member *m)
 /*
  * A slot is free, or a member started thinking: keep slots for the members
  * expected soon that would be served first (see sluice-think.h). The list
- * holds the members thinking now: few, and each only for its window.
+ * holds the members thinking now, each only for its window; of many, the
+ * POOL_EXPECT_SCAN that started first are looked at.
  */
 static void __pool_keep_slots(struct sluice_pool *p)
 {
 	struct sluice_member *m;
+	unsigned int scan = 0;
 
 	if (!sl_heap_top(&p->s.w))
 		return;
 	list_for_each_entry(m, &p->expected, expect_node) {
-		if (p->kept >= sl_think_slots(p->dc.depth))
+		if (p->kept >= sl_think_slots(p->dc.depth) ||
+		    scan++ == POOL_EXPECT_SCAN)
 			return;
 		if (m->anticipating || !sl_sched_would_lead(&p->s, &m->c))
 			continue;
@@ -671,7 +676,12 @@ static void weight_complete(struct sluice_member *m, struct bio *bio)
 			sl_sched_activate(&p->s, &m->c, now);
 	}
 	bound = sl_heap_top(&p->s.w) != NULL;
-	sl_depth_done(&p->dc, now - stamp->sent_ns, bound, now);
+	/*
+	 * A slot kept idle for a thinking member lowers the rate; depth=auto
+	 * must not grow to fill it, or the member's bio would wait in the
+	 * device: such a completion does not count as one the depth bound.
+	 */
+	sl_depth_done(&p->dc, now - stamp->sent_ns, bound && !p->kept, now);
 	m->done++;
 	m->wait_ns += stamp->sent_ns - stamp->admitted_ns;
 	m->svc_ns += now - stamp->sent_ns;

@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pool of dm-sluice-weight in a deterministic discrete-event simulation:
+ * the scheduler (sluice-sched), the self-set depth (sluice-depth) and the
+ * anticipation of low-depth volumes (sluice-think), driven the way
+ * sluice-weight.c drives them, over a device of its own parallelism.
+ *
+ * - The device serves at most P bios at once, each for a service time drawn
+ *   uniformly from a range; a bio sent while P are in service waits in the
+ *   device's FIFO (a blk-mq tag wait). P is the device's, not the pool's.
+ * - The pool keeps at most `depth` bios in flight (sent, not completed),
+ *   fixed or set by sl_depth from the service times it measures; slots kept
+ *   for anticipated volumes count against it (room: inflight + kept <
+ *   depth). Latency targets (the squeeze) and stalls are left out.
+ * - Each volume keeps qd bios outstanding, as qd threads that each submit a
+ *   bio, wait for its completion, think for a time drawn from the volume's
+ *   range (0 allowed), and submit the next.
+ *
+ * admit(), complete(), pool_next(), anticipate() and antic_timer() below
+ * are weight_admit(), weight_complete(), __pool_next(),
+ * __member_anticipate() and member_antic_timer_fn() with the kernel's
+ * locking, work queue and timers replaced by direct calls and events: a
+ * kick of the dispatch work runs the dispatch at once.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+#include "sim.h"
+#include "../../dmtarget/sluice-sched.h"
+#include "../../dmtarget/sluice-depth.h"
+#include "../../dmtarget/sluice-think.h"
+
+#define NS SIM_NS
+#define US SIM_US
+#define MS (1000 * SIM_US)
+#define BIO_BYTES 4096
+
+enum ev_kind { EV_SUBMIT, EV_DONE, EV_ANTIC };
+
+struct ev {
+	struct sl_heap_node n;		/* key: when, ns */
+	enum ev_kind kind;
+};
+
+struct vol_params {
+	u32 weight, qd;
+	u64 think_min, think_max;	/* ns, uniform */
+};
+
+struct pvol;
+
+/* One of a volume's threads, and the bio it has outstanding. */
+struct pio {
+	struct ev ev;			/* EV_SUBMIT: thought; EV_DONE: served */
+	struct pvol *v;
+	struct pio *next;		/* in the volume's or the device's queue */
+	u64 admitted, sent, thought;	/* thought: when its think began */
+};
+
+struct pvol {
+	struct sl_sched_client c;
+	struct sl_think think;
+	struct ev antic;		/* the anticipation timer */
+	const struct vol_params *vp;
+	struct pio *ios;
+	struct pio *qhead, *qtail;	/* bios waiting in the pool */
+	unsigned int nr_queued, inflight;
+	bool anticipating;
+	u64 antic_since;
+	/* in the measured window */
+	u64 done, lat_sum, dev_sum, wait_sum, think_sum, thinks;
+	u64 kept, anticipated, kept_ns;
+};
+
+struct pool_params {
+	unsigned int nr_vols;
+	const struct vol_params *vols;
+	unsigned int P;			/* the device's parallelism */
+	u64 svc_min, svc_max;		/* ns, uniform */
+	u32 depth;			/* fixed; 0: auto */
+	bool no_antic;			/* the pool never keeps a slot */
+	u64 warmup_ns, run_ns;		/* measured: [warmup, warmup + run) */
+	u64 seed;
+};
+
+struct pool_result {
+	double total;			/* completions per second, all volumes */
+	double rate[64];		/* per volume */
+	double dev_ms[64];		/* mean sent-to-completed, per volume */
+	double think_ms[64];		/* mean think drawn, per volume */
+	u64 done[64];
+	/* sl_depth windows evaluated in the measured window */
+	u64 windows, win_in_range, win_below, win_above;
+	u32 depth_min, depth_max;
+	double depth_mean;		/* time-weighted */
+	u64 kept, anticipated;		/* anticipations, and those that hit */
+	double kept_frac;		/* of the window, slots kept (sum) */
+	u32 kept_max;
+};
+
+struct pool {
+	const struct pool_params *p;
+	u64 rng, now, t0, t1;
+	struct sl_sched s;
+	struct sl_depth dc;
+	unsigned int inflight, kept;
+	struct pvol *vols;
+	struct sl_heap ev;
+	/* the device */
+	unsigned int busy;
+	struct pio *fifo_head, *fifo_tail;
+	/* measured */
+	u64 done, windows_seen, depth_since, depth_ns;
+	struct pool_result *r;
+};
+
+static bool measuring(const struct pool *pl)
+{
+	return pl->now >= pl->t0 && pl->now < pl->t1;
+}
+
+static void ev_at(struct pool *pl, struct ev *e, u64 when)
+{
+	e->n.key = when;
+	if (sl_heap_in(&e->n))
+		sl_heap_update(&pl->ev, &e->n);
+	else
+		sl_heap_push(&pl->ev, &e->n);
+}
+
+static void fifo_add(struct pio **head, struct pio **tail, struct pio *io)
+{
+	io->next = NULL;
+	if (*tail)
+		(*tail)->next = io;
+	else
+		*head = io;
+	*tail = io;
+}
+
+static struct pio *fifo_pop(struct pio **head, struct pio **tail)
+{
+	struct pio *io = *head;
+
+	*head = io->next;
+	if (!*head)
+		*tail = NULL;
+	return io;
+}
+
+/* The device */
+
+static void dev_start(struct pool *pl, struct pio *io)
+{
+	pl->busy++;
+	io->ev.kind = EV_DONE;
+	ev_at(pl, &io->ev, pl->now + sim_rng_range(&pl->rng, pl->p->svc_min,
+						   pl->p->svc_max));
+}
+
+static void dev_submit(struct pool *pl, struct pio *io)
+{
+	if (pl->busy < pl->p->P)
+		dev_start(pl, io);
+	else
+		fifo_add(&pl->fifo_head, &pl->fifo_tail, io);
+}
+
+static void dev_done(struct pool *pl)
+{
+	pl->busy--;
+	if (pl->fifo_head)
+		dev_start(pl, fifo_pop(&pl->fifo_head, &pl->fifo_tail));
+}
+
+/* The pool: sluice-weight.c's logic */
+
+static bool pool_room(const struct pool *pl)
+{
+	return pl->inflight + pl->kept < pl->dc.depth;
+}
+
+static void count_sent(struct pool *pl, struct pvol *v, struct pio *io)
+{
+	v->inflight++;
+	pl->inflight++;
+	io->sent = pl->now;
+	if (measuring(pl))
+		v->wait_sum += io->sent - io->admitted;
+	dev_submit(pl, io);
+}
+
+static void pool_take(struct pool *pl, struct pvol *v, bool by_res)
+{
+	struct pio *io = fifo_pop(&v->qhead, &v->qtail);
+
+	v->nr_queued--;
+	sl_sched_sent(&pl->s, &v->c, by_res, sl_sched_cost(&pl->s, BIO_BYTES),
+		      BIO_BYTES, v->nr_queued > 0, pl->now);
+	count_sent(pl, v, io);
+}
+
+/* __pool_next() until it finds nothing: the dispatch work */
+static void dispatch(struct pool *pl)
+{
+	while (pool_room(pl)) {
+		bool by_res;
+		struct sl_sched_client *c = sl_sched_pick(&pl->s, pl->now,
+							  &by_res);
+
+		if (!c)
+			return;
+		pool_take(pl, SIM_CONTAINER(c, struct pvol, c), by_res);
+	}
+}
+
+static void end_anticipation(struct pool *pl, struct pvol *v)
+{
+	if (!v->anticipating)
+		return;
+	v->anticipating = false;
+	pl->kept--;
+	if (measuring(pl))
+		v->kept_ns += pl->now - v->antic_since;
+}
+
+static void anticipate(struct pool *pl, struct pvol *v)
+{
+	u64 window;
+
+	sl_think_idle(&v->think, pl->now);
+	if (pl->p->no_antic || !sl_heap_top(&pl->s.w) ||
+	    pl->kept >= sl_think_slots(pl->dc.depth))
+		return;
+	window = sl_think_window(&v->think, sl_depth_lat0(&pl->dc));
+	if (!window || !sl_sched_would_lead(&pl->s, &v->c))
+		return;
+	v->anticipating = true;
+	v->antic_since = pl->now;
+	pl->kept++;
+	if (measuring(pl)) {
+		v->kept++;
+		if (pl->kept > pl->r->kept_max)
+			pl->r->kept_max = pl->kept;
+	}
+	/* hrtimer_start() on a pending timer moves it */
+	v->antic.kind = EV_ANTIC;
+	ev_at(pl, &v->antic, pl->now + window);
+}
+
+static void antic_timer(struct pool *pl, struct pvol *v)
+{
+	bool kick = v->anticipating;
+
+	end_anticipation(pl, v);
+	if (kick && sl_heap_top(&pl->s.w))
+		dispatch(pl);
+}
+
+static void admit(struct pool *pl, struct pio *io)
+{
+	struct pvol *v = io->v;
+
+	io->admitted = pl->now;
+	sl_think_busy(&v->think, pl->now);
+	if (v->anticipating) {
+		end_anticipation(pl, v);
+		if (measuring(pl))
+			v->anticipated++;
+	}
+	if (pool_room(pl) && !sl_heap_top(&pl->s.w)) {
+		sl_sched_activate(&pl->s, &v->c, pl->now);
+		sl_sched_sent(&pl->s, &v->c, false,
+			      sl_sched_cost(&pl->s, BIO_BYTES), BIO_BYTES,
+			      false, pl->now);
+		count_sent(pl, v, io);
+		return;
+	}
+	fifo_add(&v->qhead, &v->qtail, io);
+	if (!v->nr_queued++)
+		sl_sched_activate(&pl->s, &v->c, pl->now);
+	if (v->nr_queued == 1 && pool_room(pl)) {
+		bool by_res;
+		struct sl_sched_client *c = sl_sched_pick(&pl->s, pl->now,
+							  &by_res);
+
+		if (c == &v->c)
+			pool_take(pl, v, by_res);
+	}
+	if (sl_heap_top(&pl->s.w) && pool_room(pl))
+		dispatch(pl);
+}
+
+static void depth_sample(struct pool *pl)
+{
+	u64 now = pl->now < pl->t1 ? pl->now : pl->t1;
+
+	if (now > pl->depth_since && now > pl->t0) {
+		u64 from = pl->depth_since > pl->t0 ? pl->depth_since : pl->t0;
+
+		pl->depth_ns += (now - from) * pl->dc.depth;
+	}
+	pl->depth_since = now;
+}
+
+static void complete(struct pool *pl, struct pio *io)
+{
+	struct pvol *v = io->v;
+	struct pool_result *r = pl->r;
+	const struct vol_params *vp = v->vp;
+	u64 think;
+	bool bound;
+
+	v->inflight--;
+	pl->inflight--;
+	bound = sl_heap_top(&pl->s.w) != NULL;
+	depth_sample(pl);
+	sl_depth_done(&pl->dc, pl->now - io->sent, bound, pl->now);
+	if (pl->dc.windows != pl->windows_seen) {
+		pl->windows_seen = pl->dc.windows;
+		if (measuring(pl)) {
+			u32 d = pl->dc.depth, hi = pl->p->P +
+				(pl->p->P / 8 ? pl->p->P / 8 : 1);
+
+			r->windows++;
+			if (d < pl->p->P)
+				r->win_below++;
+			else if (d > hi)
+				r->win_above++;
+			else
+				r->win_in_range++;
+			if (d < r->depth_min)
+				r->depth_min = d;
+			if (d > r->depth_max)
+				r->depth_max = d;
+		}
+		if (getenv("POOL_SIM_DEBUG"))
+			printf("t=%.3f depth=%u why=%s lat0=%llu\n",
+			       pl->now / 1e9, pl->dc.depth,
+			       sl_depth_why_name(pl->dc.why),
+			       (unsigned long long)sl_depth_lat0(&pl->dc));
+	}
+	if (measuring(pl)) {
+		pl->done++;
+		v->done++;
+		v->lat_sum += pl->now - io->admitted;
+		v->dev_sum += pl->now - io->sent;
+	}
+	if (!v->inflight && !v->nr_queued)
+		anticipate(pl, v);
+	if (bound && pool_room(pl))
+		dispatch(pl);
+	/* the volume's thread sees its bio done, thinks, and sends the next */
+	think = sim_rng_range(&pl->rng, vp->think_min, vp->think_max);
+	if (measuring(pl)) {
+		v->think_sum += think;
+		v->thinks++;
+	}
+	io->ev.kind = EV_SUBMIT;
+	ev_at(pl, &io->ev, pl->now + think);
+}
+
+static void pool_run(const struct pool_params *p, struct pool_result *r)
+{
+	struct pool pl = { .p = p, .r = r };
+	struct sl_heap_node **wv, **rv, **evv;
+	unsigned int i, nev = p->nr_vols;
+	u64 end;
+
+	*r = (struct pool_result){ .depth_min = U32_MAX };
+	pl.rng = p->seed ? p->seed : 1;
+	pl.t0 = p->warmup_ns;
+	pl.t1 = p->warmup_ns + p->run_ns;
+	end = pl.t1;
+	pl.vols = calloc(p->nr_vols, sizeof(*pl.vols));
+	for (i = 0; i < p->nr_vols; i++)
+		nev += p->vols[i].qd;
+	wv = calloc(p->nr_vols, sizeof(*wv));
+	rv = calloc(p->nr_vols, sizeof(*rv));
+	evv = calloc(nev, sizeof(*evv));
+	pl.ev.v = evv;
+	pl.ev.cap = nev;
+	sl_sched_init(&pl.s, wv, rv, p->nr_vols);
+	sl_depth_init(&pl.dc, p->depth, 0);
+	for (i = 0; i < p->nr_vols; i++) {
+		struct pvol *v = &pl.vols[i];
+		unsigned int j;
+
+		v->vp = &p->vols[i];
+		sl_sched_client_init(&v->c, v->vp->weight, 0, 0);
+		v->antic.n.idx = U32_MAX;
+		v->ios = calloc(v->vp->qd, sizeof(*v->ios));
+		for (j = 0; j < v->vp->qd; j++) {
+			struct pio *io = &v->ios[j];
+
+			io->v = v;
+			io->ev.n.idx = U32_MAX;
+			io->ev.kind = EV_SUBMIT;
+			/* the threads start within their first think time */
+			ev_at(&pl, &io->ev, sim_rng_range(&pl.rng, 0,
+							  v->vp->think_max));
+		}
+	}
+	while (pl.now < end) {
+		struct sl_heap_node *n = sl_heap_top(&pl.ev);
+		struct ev *e;
+
+		if (!n)
+			break;
+		pl.now = n->key;
+		sl_heap_remove(&pl.ev, n);
+		e = SIM_CONTAINER(n, struct ev, n);
+		switch (e->kind) {
+		case EV_SUBMIT:
+			admit(&pl, SIM_CONTAINER(e, struct pio, ev));
+			break;
+		case EV_DONE:
+			dev_done(&pl);
+			complete(&pl, SIM_CONTAINER(e, struct pio, ev));
+			break;
+		case EV_ANTIC:
+			antic_timer(&pl, SIM_CONTAINER(e, struct pvol, antic));
+			break;
+		}
+	}
+	pl.now = end;
+	depth_sample(&pl);
+	for (i = 0; i < p->nr_vols; i++) {
+		struct pvol *v = &pl.vols[i];
+
+		if (v->anticipating)
+			v->kept_ns += end - v->antic_since;
+		if (i < 64) {
+			r->rate[i] = v->done * (double)NS / p->run_ns;
+			r->done[i] = v->done;
+			r->dev_ms[i] = v->done ? v->dev_sum / 1e6 / v->done : 0;
+			r->think_ms[i] = v->thinks ?
+					 v->think_sum / 1e6 / v->thinks : 0;
+		}
+		r->kept += v->kept;
+		r->anticipated += v->anticipated;
+		r->kept_frac += (double)v->kept_ns / p->run_ns;
+		free(v->ios);
+	}
+	r->total = pl.done * (double)NS / p->run_ns;
+	r->depth_mean = (double)pl.depth_ns / p->run_ns;
+	free(pl.vols);
+	free(wv);
+	free(rv);
+	free(evv);
+}
+
+static void report(const char *what, const struct pool_params *p,
+		   const struct pool_result *r)
+{
+	unsigned int i;
+
+	printf("%s: total=%.0f/s depth mean=%.2f [%u,%u] windows=%llu in=%llu below=%llu above=%llu kept=%llu hit=%llu kept_frac=%.4f kept_max=%u\n",
+	       what, r->total, r->depth_mean, r->depth_min, r->depth_max,
+	       (unsigned long long)r->windows,
+	       (unsigned long long)r->win_in_range,
+	       (unsigned long long)r->win_below,
+	       (unsigned long long)r->win_above,
+	       (unsigned long long)r->kept,
+	       (unsigned long long)r->anticipated, r->kept_frac, r->kept_max);
+	for (i = 0; i < p->nr_vols && i < 8; i++)
+		printf("  vol %u w=%u qd=%u: %.1f/s dev=%.3f ms\n", i,
+		       p->vols[i].weight, p->vols[i].qd, r->rate[i],
+		       r->dev_ms[i]);
+}
+
+/*
+ * depth=auto on a device of P = 1, 4, 8 and 64, service times uniform in
+ * 0.5..2 ms (mean 1.25 ms, a coefficient of variation of 0.35, as a disk's
+ * or a network's are, not a RAM disk's), under four volumes of 32 bios each
+ * (128 outstanding: the depth always binds, even at its highest allowed
+ * P + P/8 = 72). sl_depth's promise is the fewest bios that keep the
+ * throughput within 5% of the most: the depth in force must sit in
+ * [P, P + max(1, P/8)] (its probes go one step over P; a window of its
+ * shrink reaction may see it lower) in 90% of the windows it evaluates
+ * after a warm-up of 3 s (the climb from 1 to 64 by an eighth a window
+ * takes about 30 windows of 20 ms), and the pool must deliver at least
+ * 0.95 of the device's capacity P / 1.25 ms. 12 s measured: two epochs and
+ * a dozen probe periods, so that a depth that drifts is seen.
+ */
+static void depth_auto_converges(void)
+{
+	static const struct vol_params flood[4] = {
+		{ 100, 32, 0, 0 }, { 100, 32, 0, 0 },
+		{ 100, 32, 0, 0 }, { 100, 32, 0, 0 },
+	};
+	static const unsigned int Ps[] = { 1, 4, 8, 64 };
+	char failed[256] = "";
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(Ps); i++) {
+		struct pool_params p = {
+			.nr_vols = 4, .vols = flood, .P = Ps[i],
+			.svc_min = 500 * US, .svc_max = 2000 * US,
+			.warmup_ns = 3 * NS, .run_ns = 12 * NS, .seed = 0xd1 + i,
+		};
+		double cap = Ps[i] / 1.25e-3, in_range;
+		struct pool_result r;
+		char what[64];
+
+		pool_run(&p, &r);
+		in_range = (double)r.win_in_range / r.windows;
+		snprintf(what, sizeof(what), "P=%u of %.0f/s in_range=%.3f",
+			 Ps[i], cap, in_range);
+		report(what, &p, &r);
+		/* every P is run and reported before the verdict */
+		if (r.windows < 100 || in_range < 0.90 || r.total < 0.95 * cap)
+			snprintf(failed + strlen(failed),
+				 sizeof(failed) - strlen(failed),
+				 "%sP=%u: in_range %.3f, %.3f of capacity",
+				 failed[0] ? "; " : "",
+				 Ps[i], in_range, r.total / cap);
+	}
+	if (failed[0]) {
+		unit_fail(__FILE__, __LINE__, failed);
+		return;
+	}
+}
+
+static const struct unit_test tests[] = {
+	UNIT_TEST(depth_auto_converges),
+};
+
+UNIT_MAIN("pool_sim", tests)

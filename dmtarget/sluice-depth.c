@@ -23,6 +23,7 @@ static void sl_depth_window_reset(struct sl_depth *d, u64 now)
 {
 	d->win_start = now;
 	d->win_lat_sum = 0;
+	d->win_sq_sum = 0;
 	d->win_done = 0;
 	d->win_bound = 0;
 }
@@ -74,6 +75,43 @@ static u32 sl_depth_clamp(u64 depth)
 	return depth > SL_DEPTH_MAX ? SL_DEPTH_MAX : (u32)depth;
 }
 
+static u64 sl_sub_sat(u64 a, u64 b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* floor(sqrt(x)), a bit at a time */
+static u64 sl_depth_sqrt(u64 x)
+{
+	u64 r = 0, bit = 1ULL << 62;
+
+	while (bit > x)
+		bit >>= 2;
+	while (bit) {
+		if (x >= r + bit) {
+			x -= r + bit;
+			r = (r >> 1) + bit;
+		} else {
+			r >>= 1;
+		}
+		bit >>= 2;
+	}
+	return r;
+}
+
+/* Two standard errors of the window's mean service time of lat, ns. */
+static u64 sl_depth_noise(const struct sl_depth *d, u64 lat)
+{
+	u64 off = lat > d->win_pivot ? lat - d->win_pivot : d->win_pivot - lat;
+	u64 var;
+
+	if (off > SL_DEPTH_DEV_MAX)
+		off = SL_DEPTH_DEV_MAX;
+	/* sum (x - pivot)^2 = sum (x - mean)^2 + n (mean - pivot)^2 */
+	var = sl_sub_sat(d->win_sq_sum / d->win_done, off * off);
+	return 2 * sl_depth_sqrt(var / d->win_done);
+}
+
 /* Start a new epoch: the old estimates age by one, the floor goes. */
 static void sl_depth_epoch(struct sl_depth *d, u64 now)
 {
@@ -88,21 +126,27 @@ static void sl_depth_epoch(struct sl_depth *d, u64 now)
 	d->shrunk = false;
 }
 
-/* One window, in which the depth bound: what the depth should be now. */
-static u32 sl_depth_decide(struct sl_depth *d, u64 lat, u64 rate, u64 now)
+/*
+ * One window, in which the depth bound: what the depth should be now. lat
+ * and rate are the window's, each give or take its noise (lat_n, rate_n):
+ * a change is acted on only when it is larger than that.
+ */
+static u32 sl_depth_decide(struct sl_depth *d, u64 lat, u64 lat_n, u64 rate,
+			   u64 rate_n, u64 now)
 {
 	u64 lat0 = sl_depth_lat0(d);
 	u64 rate_max = d->rate[0] > d->rate[1] ? d->rate[0] : d->rate[1];
+	u64 lat_lo = sl_sub_sat(lat, lat_n), rate_hi = rate + rate_n;
 	u32 depth = d->depth, undo = d->undo_depth;
 
 	d->undo_depth = 0;
 	/* the last shrink cost throughput: undo it, and go no lower */
-	if (undo > depth && rate * 100 < d->undo_rate * 95) {
+	if (undo > depth && rate_hi * 100 < d->undo_rate * 95) {
 		d->floor = undo;
 		d->why = SL_DEPTH_WHY_THROUGHPUT;
 		return undo;
 	}
-	if (lat * 100 > lat0 * 110) {
+	if (lat_lo * 100 > lat0 * 110) {
 		u64 want = (u64)depth * 105 * lat0 / (lat * 100);
 
 		if (want >= depth)
@@ -117,15 +161,15 @@ static u32 sl_depth_decide(struct sl_depth *d, u64 lat, u64 rate, u64 now)
 		}
 		d->shrunk = true;
 		d->undo_depth = depth;
-		d->undo_rate = rate;
+		d->undo_rate = sl_sub_sat(rate, rate_n);
 		d->why = SL_DEPTH_WHY_LATENCY;
 		return (u32)want;
 	}
-	if (rate * 100 < rate_max * 95) {
+	if (rate_hi * 100 < rate_max * 95) {
 		d->why = SL_DEPTH_WHY_THROUGHPUT;
 		return sl_depth_clamp((u64)depth + (depth / 4 ? depth / 4 : 1));
 	}
-	if (lat * 100 <= lat0 * 105) {
+	if (lat_lo * 100 <= lat0 * 105) {
 		if (!d->shrunk) {
 			d->why = SL_DEPTH_WHY_PROBE;
 			return sl_depth_clamp((u64)depth + (depth / 8 ? depth / 8 : 1));
@@ -142,11 +186,18 @@ static u32 sl_depth_decide(struct sl_depth *d, u64 lat, u64 rate, u64 now)
 
 bool sl_depth_done(struct sl_depth *d, u64 svc_ns, bool bound, u64 now)
 {
-	u64 elapsed = now - d->win_start, lat, rate;
+	u64 elapsed = now - d->win_start, lat, rate, lat_n, rate_n, dev;
 	u32 old = d->depth;
 
 	d->win_done++;
 	d->win_lat_sum += svc_ns;
+	dev = svc_ns > d->win_pivot ? svc_ns - d->win_pivot :
+				      d->win_pivot - svc_ns;
+	if (dev > SL_DEPTH_DEV_MAX)
+		dev = SL_DEPTH_DEV_MAX;
+	/* saturated, the noise only looks larger: no decision is made on it */
+	d->win_sq_sum = U64_MAX - d->win_sq_sum < dev * dev ? U64_MAX :
+			d->win_sq_sum + dev * dev;
 	if (bound)
 		d->win_bound++;
 	if (d->win_done < SL_DEPTH_WIN_DONE || elapsed < SL_DEPTH_WIN_NS) {
@@ -164,7 +215,18 @@ bool sl_depth_done(struct sl_depth *d, u64 svc_ns, bool bound, u64 now)
 	if (!lat)
 		lat = 1;
 	rate = (u64)d->win_done * SL_NSEC_PER_SEC / (elapsed ? elapsed : 1);
-	d->lat0[0] = sl_min_set(d->lat0[0], lat);
+	lat_n = sl_depth_noise(d, lat);
+	if (lat_n > lat)
+		lat_n = lat;
+	/* a rate is as noisy as the service times that make it */
+	rate_n = rate * lat_n / lat;
+	d->win_pivot = lat;
+	/*
+	 * The estimates are the least and the most of many noisy windows:
+	 * each window counts for what it shows at worst, so that an unlucky
+	 * one does not set them beyond what the device does.
+	 */
+	d->lat0[0] = sl_min_set(d->lat0[0], lat + lat_n);
 	/* bound in three of four completions: the depth decided the rate */
 	if (d->win_bound * 4 < d->win_done * 3) {
 		if (!d->fixed && d->why != SL_DEPTH_WHY_START)
@@ -173,10 +235,10 @@ bool sl_depth_done(struct sl_depth *d, u64 svc_ns, bool bound, u64 now)
 		sl_depth_window_reset(d, now);
 		return false;
 	}
-	if (rate > d->rate[0])
-		d->rate[0] = rate;
+	if (rate - rate_n > d->rate[0])
+		d->rate[0] = rate - rate_n;
 	if (!d->fixed)
-		d->depth = sl_depth_decide(d, lat, rate, now);
+		d->depth = sl_depth_decide(d, lat, lat_n, rate, rate_n, now);
 	sl_depth_window_reset(d, now);
 	return d->depth != old;
 }

@@ -18,6 +18,15 @@
  *   Xmax  the most completions per second a window saw while the depth was
  *         binding (bios waited in the pool), likewise over two epochs.
  *
+ * Service times vary, and each window's L and X with them: by e, two
+ * standard errors of its mean (the spread of its service times over the
+ * square root of their number), X by as much relatively. The least of a
+ * hundred such window means is some three standard errors below the
+ * device's own, the most of their rates as far above, and a bare
+ * comparison with them finds most windows slow. So a window offers L + e
+ * to L0 and X - e to Xmax, and below L stands for L - e and X for X + e: a
+ * change within a window's own noise is none.
+ *
  * Beyond the device's parallelism P, bios queue in the device: L grows with
  * the depth and X does not (Little's law: depth = X * L). So, in a window
  * where the depth was binding:
@@ -60,6 +69,8 @@
 #define SL_DEPTH_WIN_MAX_NS (1000ULL * 1000 * 1000)
 #define SL_DEPTH_EPOCH_NS (5000ULL * 1000 * 1000)
 #define SL_DEPTH_PROBE_NS (1000ULL * 1000 * 1000)
+/* A service time's distance from the pivot counts up to this: 2^31 ns. */
+#define SL_DEPTH_DEV_MAX (1ULL << 31)
 
 enum sl_depth_why {
 	SL_DEPTH_WHY_START,	/* not measured yet */
@@ -82,6 +93,8 @@ struct sl_depth {
 	u64 undo_rate;		/* the rate before it */
 	/* the window */
 	u64 win_start, win_lat_sum;
+	u64 win_pivot;		/* the last window's mean service time, ns */
+	u64 win_sq_sum;		/* sum of (service time - pivot)^2, ns^2 */
 	u32 win_done, win_bound;
 	/* the estimates: [0] this epoch, [1] the one before; 0 = none */
 	u64 lat0[2];		/* ns */

@@ -124,6 +124,7 @@ static void sl_depth_epoch(struct sl_depth *d, u64 now)
 	d->rate[0] = 0;
 	d->floor = 0;
 	d->shrunk = false;
+	d->remeasure = true;
 }
 
 /*
@@ -145,6 +146,16 @@ static u32 sl_depth_decide(struct sl_depth *d, u64 lat, u64 lat_n, u64 rate,
 		d->floor = undo;
 		d->why = SL_DEPTH_WHY_THROUGHPUT;
 		return undo;
+	}
+	/* an epoch began: see the unloaded service time again */
+	if (d->remeasure) {
+		d->remeasure = false;
+		if (depth > 1) {
+			d->undo_depth = depth;
+			d->undo_rate = sl_sub_sat(rate, rate_n);
+			d->why = SL_DEPTH_WHY_PROBE;
+			return depth - (depth / 8 ? depth / 8 : 1);
+		}
 	}
 	if (lat_lo * 100 > lat0 * 110) {
 		u64 want = (u64)depth * 105 * lat0 / (lat * 100);

@@ -41,6 +41,12 @@
  *                          throughput: undo it, and make that depth the
  *                          floor until the epoch ends (a device whose
  *                          latency rises before its throughput stops);
+ *   the first of an epoch  remeasure: an eighth lower for a window, undone
+ *                          as a shrink is if it costs throughput. L0 ages
+ *                          out, and a depth just over P, which the rules
+ *                          leave alone up to 1.10 * L0, would otherwise
+ *                          make the next L0, from which the next probe
+ *                          climbs: the depth crept up an epoch at a time;
  *   L <= 1.05 * L0         probe: grow by an eighth while no shrink was
  *                          needed this epoch, else by one bio once per
  *                          SL_DEPTH_PROBE_NS, to find a device that became
@@ -77,7 +83,9 @@ enum sl_depth_why {
 	SL_DEPTH_WHY_FIXED,	/* set by hand */
 	SL_DEPTH_WHY_LATENCY,	/* shrunk: bios queued in the device */
 	SL_DEPTH_WHY_THROUGHPUT,	/* grown: the device had room */
-	SL_DEPTH_WHY_PROBE,	/* grown to look for more room */
+	SL_DEPTH_WHY_PROBE,	/* grown to look for more room, or lowered
+				 * for a window to measure L0 again
+				 */
 	SL_DEPTH_WHY_STEADY,	/* measured, and right */
 	SL_DEPTH_WHY_IDLE,	/* the depth has not bound lately */
 	SL_DEPTH_WHY_NR
@@ -88,6 +96,7 @@ struct sl_depth {
 	u32 fixed;		/* set by hand; 0: auto */
 	u8 why;			/* enum sl_depth_why */
 	bool shrunk;		/* a shrink this epoch: probe one by one */
+	bool remeasure;		/* an epoch began: a window lower, for L0 */
 	u32 floor;		/* no shrink below this, this epoch */
 	u32 undo_depth;		/* the depth before the last shrink; 0: none */
 	u64 undo_rate;		/* the rate before it */

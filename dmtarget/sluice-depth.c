@@ -99,17 +99,16 @@ static u64 sl_depth_sqrt(u64 x)
 	return r;
 }
 
-/* Two standard errors of the window's mean service time of lat, ns. */
-static u64 sl_depth_noise(const struct sl_depth *d, u64 lat)
+/* The spread (standard deviation) of the window's service times, ns. */
+static u64 sl_depth_spread(const struct sl_depth *d, u64 lat)
 {
 	u64 off = lat > d->win_pivot ? lat - d->win_pivot : d->win_pivot - lat;
-	u64 var;
 
 	if (off > SL_DEPTH_DEV_MAX)
 		off = SL_DEPTH_DEV_MAX;
 	/* sum (x - pivot)^2 = sum (x - mean)^2 + n (mean - pivot)^2 */
-	var = sl_sub_sat(d->win_sq_sum / d->win_done, off * off);
-	return 2 * sl_depth_sqrt(var / d->win_done);
+	return sl_depth_sqrt(sl_sub_sat(d->win_sq_sum / d->win_done,
+					off * off));
 }
 
 /* Start a new epoch: the old estimates age by one, the floor goes. */
@@ -158,7 +157,7 @@ static u32 sl_depth_decide(struct sl_depth *d, u64 lat, u64 lat_n, u64 rate,
 		}
 	}
 	if (lat_lo * 100 > lat0 * 110) {
-		u64 want = (u64)depth * 105 * lat0 / (lat * 100);
+		u64 want = (u64)depth * 105 * lat0 / (lat_lo * 100);
 
 		if (want >= depth)
 			want = depth - 1;
@@ -198,6 +197,7 @@ static u32 sl_depth_decide(struct sl_depth *d, u64 lat, u64 lat_n, u64 rate,
 bool sl_depth_done(struct sl_depth *d, u64 svc_ns, bool bound, u64 now)
 {
 	u64 elapsed = now - d->win_start, lat, rate, lat_n, rate_n, dev;
+	u64 spread, root, rel;
 	u32 old = d->depth;
 
 	d->win_done++;
@@ -226,11 +226,21 @@ bool sl_depth_done(struct sl_depth *d, u64 svc_ns, bool bound, u64 now)
 	if (!lat)
 		lat = 1;
 	rate = (u64)d->win_done * SL_NSEC_PER_SEC / (elapsed ? elapsed : 1);
-	lat_n = sl_depth_noise(d, lat);
+	spread = sl_depth_spread(d, lat);
+	root = sl_depth_sqrt(d->win_done);
+	/* two standard errors of this window's mean */
+	lat_n = 2 * spread / root;
 	if (lat_n > lat)
 		lat_n = lat;
-	/* a rate is as noisy as the service times that make it */
-	rate_n = rate * lat_n / lat;
+	/*
+	 * A rate is as noisy as the service times that make it, and more:
+	 * each of the bios in flight completes a whole number of times in
+	 * the window, give or take one.
+	 */
+	rate_n = rate * lat_n / lat +
+		 rate * sl_depth_sqrt(d->depth) / d->win_done;
+	if (rate_n > rate)
+		rate_n = rate;
 	d->win_pivot = lat;
 	/*
 	 * The estimates are the least and the most of many noisy windows:
@@ -238,6 +248,12 @@ bool sl_depth_done(struct sl_depth *d, u64 svc_ns, bool bound, u64 now)
 	 * one does not set them beyond what the device does.
 	 */
 	d->lat0[0] = sl_min_set(d->lat0[0], lat + lat_n);
+	/* the device's own spread, from the windows that ran unloaded */
+	rel = spread * 1024 / lat;
+	if (d->windows == 1)
+		d->spread = rel;
+	else if (lat * 100 <= sl_depth_lat0(d) * 105)
+		d->spread = (7 * d->spread + rel) / 8;
 	/* bound in three of four completions: the depth decided the rate */
 	if (d->win_bound * 4 < d->win_done * 3) {
 		if (!d->fixed && d->why != SL_DEPTH_WHY_START)
@@ -248,6 +264,10 @@ bool sl_depth_done(struct sl_depth *d, u64 svc_ns, bool bound, u64 now)
 	}
 	if (rate - rate_n > d->rate[0])
 		d->rate[0] = rate - rate_n;
+	/* judged against that: the spread queueing adds is no noise */
+	lat_n = 2 * d->spread * lat / 1024 / root;
+	if (lat_n > lat)
+		lat_n = lat;
 	if (!d->fixed)
 		d->depth = sl_depth_decide(d, lat, lat_n, rate, rate_n, now);
 	sl_depth_window_reset(d, now);

@@ -18,14 +18,18 @@
  *   Xmax  the most completions per second a window saw while the depth was
  *         binding (bios waited in the pool), likewise over two epochs.
  *
- * Service times vary, and each window's L and X with them: by e, two
+ * Service times vary, and each window's L and X with them: L by e, two
  * standard errors of its mean (the spread of its service times over the
- * square root of their number), X by as much relatively. The least of a
- * hundred such window means is some three standard errors below the
- * device's own, the most of their rates as far above, and a bare
- * comparison with them finds most windows slow. So a window offers L + e
- * to L0 and X - e to Xmax, and below L stands for L - e and X for X + e: a
- * change within a window's own noise is none.
+ * square root of their number), X by as much relatively and by the whole
+ * completions each bio in flight makes in the window, give or take one.
+ * The least of a hundred such window means is some three standard errors
+ * below the device's own, the most of their rates as far above, and a
+ * bare comparison with them finds most windows slow. So a window offers
+ * L + e to L0 and X - e to Xmax, and below L stands for L - e and X for
+ * X + e: a change within a window's noise is none. Compared, L's e comes
+ * from the device's own spread (a moving average over the windows within
+ * 5% of L0), not the window's: what queueing in the device adds to the
+ * spread is what the rules look for, not noise.
  *
  * Beyond the device's parallelism P, bios queue in the device: L grows with
  * the depth and X does not (Little's law: depth = X * L). So, in a window
@@ -107,6 +111,7 @@ struct sl_depth {
 	u32 win_done, win_bound;
 	/* the estimates: [0] this epoch, [1] the one before; 0 = none */
 	u64 lat0[2];		/* ns */
+	u64 spread;		/* of service times unloaded, 1/1024 of mean */
 	u64 rate[2];		/* completions per second */
 	u64 epoch_start, last_probe;
 	u64 windows;		/* windows evaluated, for status */

@@ -69,9 +69,11 @@ struct pvol {
 	unsigned int nr_queued, inflight;
 	bool anticipating;
 	u64 antic_since;
+	u64 queued_since;		/* its queue became non-empty */
 	/* in the measured window */
 	u64 done, lat_sum, dev_sum, wait_sum, think_sum, thinks;
 	u64 kept, anticipated, kept_ns;
+	u64 backlog_ns;			/* with a bio waiting in the pool */
 };
 
 struct pool_params {
@@ -91,6 +93,7 @@ struct pool_result {
 	double dev_ms[64];		/* mean sent-to-completed, per volume */
 	double think_ms[64];		/* mean think drawn, per volume */
 	double wait_ms[64];		/* mean admitted-to-sent, per volume */
+	double backlog[64];		/* of the time, a bio waiting */
 	u64 done[64], kept_by[64];
 	/* sl_depth windows evaluated in the measured window */
 	u64 windows, win_in_range, win_below, win_above;
@@ -191,11 +194,22 @@ static void count_sent(struct pool *pl, struct pvol *v, struct pio *io)
 	dev_submit(pl, io);
 }
 
+/* The part of [from, to) in the measured window. */
+static u64 in_window(const struct pool *pl, u64 from, u64 to)
+{
+	if (from < pl->t0)
+		from = pl->t0;
+	if (to > pl->t1)
+		to = pl->t1;
+	return to > from ? to - from : 0;
+}
+
 static void pool_take(struct pool *pl, struct pvol *v, bool by_res)
 {
 	struct pio *io = fifo_pop(&v->qhead, &v->qtail);
 
-	v->nr_queued--;
+	if (!--v->nr_queued)
+		v->backlog_ns += in_window(pl, v->queued_since, pl->now);
 	sl_sched_sent(&pl->s, &v->c, by_res, sl_sched_cost(&pl->s, BIO_BYTES),
 		      BIO_BYTES, v->nr_queued > 0, pl->now);
 	count_sent(pl, v, io);
@@ -221,9 +235,7 @@ static void end_anticipation(struct pool *pl, struct pvol *v)
 		return;
 	v->anticipating = false;
 	pl->kept--;
-	if (measuring(pl))
-		v->kept_ns += pl->now - (v->antic_since > pl->t0 ?
-					 v->antic_since : pl->t0);
+	v->kept_ns += in_window(pl, v->antic_since, pl->now);
 }
 
 static void anticipate(struct pool *pl, struct pvol *v)
@@ -279,8 +291,10 @@ static void admit(struct pool *pl, struct pio *io)
 		return;
 	}
 	fifo_add(&v->qhead, &v->qtail, io);
-	if (!v->nr_queued++)
+	if (!v->nr_queued++) {
+		v->queued_since = pl->now;
 		sl_sched_activate(&pl->s, &v->c, pl->now);
+	}
 	if (v->nr_queued == 1 && pool_room(pl)) {
 		bool by_res;
 		struct sl_sched_client *c = sl_sched_pick(&pl->s, pl->now,
@@ -432,8 +446,9 @@ static void pool_run(const struct pool_params *p, struct pool_result *r)
 		struct pvol *v = &pl.vols[i];
 
 		if (v->anticipating)
-			v->kept_ns += end - (v->antic_since > pl.t0 ?
-					     v->antic_since : pl.t0);
+			v->kept_ns += in_window(&pl, v->antic_since, end);
+		if (v->nr_queued)
+			v->backlog_ns += in_window(&pl, v->queued_since, end);
 		if (i < 64) {
 			r->rate[i] = v->done * (double)NS / p->run_ns;
 			r->done[i] = v->done;
@@ -442,6 +457,7 @@ static void pool_run(const struct pool_params *p, struct pool_result *r)
 					 v->think_sum / 1e6 / v->thinks : 0;
 			r->wait_ms[i] = v->done ? v->wait_sum / 1e6 / v->done : 0;
 			r->kept_by[i] = v->kept;
+			r->backlog[i] = (double)v->backlog_ns / p->run_ns;
 		}
 		r->kept += v->kept;
 		r->anticipated += v->anticipated;
@@ -809,6 +825,210 @@ static void anticipation_cost_bounded(void)
 	}
 }
 
+/*
+ * The property, over 100 random pools (prop_draw): no volume falls below
+ * what the pool owes it, and no backlogged volume gets ahead of another by
+ * weight.
+ *
+ * Owed. A volume i that keeps qd_i bios and thinks T_i between them,
+ * whose bios spend S_i in the device (measured: the device's own time,
+ * with its queueing when the depth is over P, which no order of sending
+ * changes), can complete at most
+ *   hi_i = qd_i / (T_i + S_i)
+ * a second: that is its demand. The pool's own delay is the wait between
+ * admission and sending. A volume below its share is behind every
+ * backlogged one in virtual time and goes at the next free slot, which a
+ * completion frees within one mean device time S on average (anticipation
+ * makes it less), so it gets at least
+ *   lo_i = qd_i / (T_i + S_i + S).
+ * A volume at its share gets its weight's part of what the others leave:
+ * lambda solved with every volume taking its most, hi_i, is the least the
+ * pool owes per unit of weight. So each volume must get
+ *   min(lo_i, weight_i * lambda)
+ * less 5% (the sends around a change of the depth, the anticipation
+ * windows, the virtual-time lag of a few bios) and three standard
+ * deviations of a count of that mean. A volume owed a count of 10 or more
+ * must also have been served at all: none starves.
+ *
+ * Ahead. While two volumes are both backlogged, start-time fair queueing
+ * sends their bios in proportion to their weights, give or take one bio
+ * each; counted at completion, give or take those in flight (at most the
+ * depth). Over the window, i may also have had what was sent while j was
+ * not backlogged: at most all of it, about (1 - backlog_j) of the total.
+ * So for two volumes that had bios waiting 90% of the time or more:
+ *   done_i / w_i - done_j / w_j <= (1 - backlog_j) * done / w_i
+ *                                  + (1 + depth_max) * (1 / w_i + 1 / w_j)
+ * SFQ's own bound, with no tolerance added.
+ */
+struct prop_ctx {
+	const struct vol_params *vols;
+	const double *hi;
+};
+
+static double prop_share(const void *ctx, unsigned int i, double lambda)
+{
+	const struct prop_ctx *x = ctx;
+	double a = x->vols[i].weight * lambda;
+
+	return a < x->hi[i] ? a : x->hi[i];
+}
+
+struct prop_case {
+	unsigned int nv;
+	struct vol_params vols[12];
+	struct pool_params p;
+};
+
+/*
+ * A random pool: P a power of two in 1..64 plus up to half of it; 2..10
+ * volumes of weights 1..1000, half of them keeping 1..2 bios and half
+ * 1..32, 30% never thinking and the rest thinking for a range within
+ * 0..4 ms; service times from 0.2..1.5 ms (at least 20 us times P, so that
+ * a run stays short) to 2.5 times that; depth=auto in 60% of pools, else
+ * fixed at 1..2P. 1.5 s of warm-up, 2.5 s measured.
+ */
+static void prop_draw(struct prop_case *c, u64 *rs)
+{
+	unsigned int i, P = 1U << sim_rng_range(rs, 0, 6);
+	u64 svc;
+
+	P += sim_rng_range(rs, 0, P - 1) / 2;
+	if (P > 64)
+		P = 64;
+	c->nv = sim_rng_range(rs, 2, 10);
+	/* at least 20 us a bio per unit of parallelism: runs stay short */
+	svc = sim_rng_range(rs, 200, 1500) * US;
+	if (svc < P * 20 * US)
+		svc = P * 20 * US;
+	c->p = (struct pool_params){
+		.nr_vols = c->nv, .vols = c->vols, .P = P,
+		.svc_min = svc, .svc_max = svc * sim_rng_range(rs, 100, 250) / 100,
+		.depth = sim_rng_range(rs, 0, 9) < 6 ? 0 :
+			 sim_rng_range(rs, 1, 2 * P),
+		.warmup_ns = 1500 * 1000 * US, .run_ns = 2500 * 1000 * US,
+		.seed = sim_rng(rs),
+	};
+	for (i = 0; i < c->nv; i++) {
+		struct vol_params *v = &c->vols[i];
+		u64 t;
+
+		v->weight = sim_rng_range(rs, 1, 1000);
+		v->qd = sim_rng_range(rs, 0, 1) ? sim_rng_range(rs, 1, 2) :
+			sim_rng_range(rs, 1, 32);
+		v->think_min = v->think_max = 0;
+		if (sim_rng_range(rs, 0, 9) >= 3) {
+			t = sim_rng_range(rs, 0, 4000) * US;
+			v->think_min = t;
+			v->think_max = t * sim_rng_range(rs, 100, 200) / 100;
+			if (v->think_max > 4000 * US)
+				v->think_max = 4000 * US;
+		}
+	}
+}
+
+static void pool_property(void)
+{
+	const char *env = getenv("POOL_SIM_PROP_N");
+	unsigned int n = env ? (unsigned int)atoi(env) : 100, k, i;
+	double worst = 1e9, worst_lag = -1e9;
+	char failed[512] = "", worst_what[256] = "", worst_lag_what[256] = "";
+	u64 rs = 0x9e3779b97f4a7c15ULL;
+
+	for (k = 0; k < n; k++) {
+		struct prop_case c;
+		struct pool_result r;
+		double hi[12], s_all = 0, run_s, lambda;
+		u64 done_all = 0;
+		struct prop_ctx x;
+
+		prop_draw(&c, &rs);
+		pool_run(&c.p, &r);
+		run_s = c.p.run_ns / 1e9;
+		for (i = 0; i < c.nv; i++) {
+			s_all += r.dev_ms[i] * r.done[i];
+			done_all += r.done[i];
+		}
+		s_all = done_all ? s_all / done_all :
+			(c.p.svc_min + c.p.svc_max) / 2e6;
+		for (i = 0; i < c.nv; i++) {
+			double s = r.done[i] ? r.dev_ms[i] : s_all;
+
+			hi[i] = c.vols[i].qd * 1e3 / (r.think_ms[i] + s);
+		}
+		x = (struct prop_ctx){ .vols = c.vols, .hi = hi };
+		lambda = sim_solve_lambda(prop_share, &x, c.nv, r.total);
+		for (i = 0; i < c.nv; i++) {
+			const struct vol_params *v = &c.vols[i];
+			double s = r.done[i] ? r.dev_ms[i] : s_all;
+			double lo = v->qd * 1e3 / (r.think_ms[i] + s + s_all);
+			double owed = (lo < v->weight * lambda ? lo :
+				       v->weight * lambda) * run_s;
+			double floor = owed * 0.95 - 3 * sqrt(owed);
+			size_t len = strlen(failed);
+
+			if (owed >= 50 && r.done[i] / owed < worst) {
+				worst = r.done[i] / owed;
+				snprintf(worst_what, sizeof(worst_what),
+					 "case %u vol %u: w=%u qd=%u think %.2f ms P=%u depth=%u svc %.2f ms: %llu of %.0f owed",
+					 k, i, v->weight, v->qd, r.think_ms[i],
+					 c.p.P, c.p.depth, s_all,
+					 (unsigned long long)r.done[i], owed);
+			}
+			if (r.done[i] < floor || (owed >= 10 && !r.done[i])) {
+				if (getenv("POOL_SIM_VERBOSE"))
+					report("property", &c.p, &r);
+				snprintf(failed + len, sizeof(failed) - len,
+					 "%scase %u vol %u: %llu of %.0f owed",
+					 len ? "; " : "", k, i,
+					 (unsigned long long)r.done[i], owed);
+			}
+		}
+		for (i = 0; i < c.nv; i++) {
+			unsigned int j;
+
+			for (j = 0; j < c.nv; j++) {
+				double wi = c.vols[i].weight, wj = c.vols[j].weight;
+				double over, lag;
+				size_t len = strlen(failed);
+
+				if (i == j || r.backlog[i] < 0.9 || r.backlog[j] < 0.9)
+					continue;
+				/* what i got beyond j, per weight, less what it
+				 * may have had while j was not backlogged */
+				over = r.done[i] / wi - r.done[j] / wj -
+				       (1 - r.backlog[j]) * done_all / wi;
+				lag = (1.0 + r.depth_max) * (1 / wi + 1 / wj);
+				if (over / lag > worst_lag) {
+					worst_lag = over / lag;
+					snprintf(worst_lag_what, sizeof(worst_lag_what),
+						 "case %u vols %u/%u: w=%u/%u done=%llu/%llu backlog %.3f/%.3f",
+						 k, i, j, c.vols[i].weight,
+						 c.vols[j].weight,
+						 (unsigned long long)r.done[i],
+						 (unsigned long long)r.done[j],
+						 r.backlog[i], r.backlog[j]);
+				}
+				if (over > lag)
+					snprintf(failed + len, sizeof(failed) - len,
+						 "%scase %u: vol %u (w=%u) %llu beside vol %u (w=%u) %llu, both backlogged",
+						 len ? "; " : "", k, i,
+						 c.vols[i].weight,
+						 (unsigned long long)r.done[i], j,
+						 c.vols[j].weight,
+						 (unsigned long long)r.done[j]);
+			}
+		}
+	}
+	printf("%u random pools: the worst volume got %.3f of what it was owed (%s)\n",
+	       n, worst, worst_what);
+	printf("of two backlogged volumes, the one ahead was at most %.2f of the SFQ lag ahead (%s)\n",
+	       worst_lag, worst_lag_what);
+	if (failed[0]) {
+		unit_fail(__FILE__, __LINE__, failed);
+		return;
+	}
+}
+
 static const struct unit_test tests[] = {
 	UNIT_TEST(depth_auto_converges),
 	UNIT_TEST(depth_auto_holds),
@@ -817,6 +1037,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(long_think_not_anticipated),
 	UNIT_TEST(anticipation_conserves_work),
 	UNIT_TEST(anticipation_cost_bounded),
+	UNIT_TEST(pool_property),
 };
 
 UNIT_MAIN("pool_sim", tests)

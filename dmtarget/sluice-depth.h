@@ -111,8 +111,8 @@ struct sl_depth {
 	u32 win_done, win_bound;
 	/* the estimates: [0] this epoch, [1] the one before; 0 = none */
 	u64 lat0[2];		/* ns */
-	u64 spread;		/* of service times unloaded, 1/1024 of mean */
 	u64 rate[2];		/* completions per second */
+	u64 spread;		/* of service times unloaded, 1/1024 of mean */
 	u64 epoch_start, last_probe;
 	u64 windows;		/* windows evaluated, for status */
 };

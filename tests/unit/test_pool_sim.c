@@ -16,11 +16,11 @@
  *   bio, wait for its completion, think for a time drawn from the volume's
  *   range (0 allowed), and submit the next.
  *
- * admit(), complete(), pool_next(), anticipate() and antic_timer() below
- * are weight_admit(), weight_complete(), __pool_next(),
- * __member_anticipate() and member_antic_timer_fn() with the kernel's
- * locking, work queue and timers replaced by direct calls and events: a
- * kick of the dispatch work runs the dispatch at once.
+ * admit(), complete(), dispatch(), anticipate() and antic_timer() below
+ * are weight_admit(), weight_complete(), pool_dispatch_fn() (__pool_next()
+ * until it finds nothing), __member_anticipate() and member_antic_timer_fn()
+ * with the kernel's locking, work queue and timers replaced by direct calls
+ * and events: a kick of the dispatch work runs the dispatch at once.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -34,7 +34,6 @@
 
 #define NS SIM_NS
 #define US SIM_US
-#define MS (1000 * SIM_US)
 #define BIO_BYTES 4096
 
 enum ev_kind { EV_SUBMIT, EV_DONE, EV_ANTIC };
@@ -56,7 +55,7 @@ struct pio {
 	struct ev ev;			/* EV_SUBMIT: thought; EV_DONE: served */
 	struct pvol *v;
 	struct pio *next;		/* in the volume's or the device's queue */
-	u64 admitted, sent, thought;	/* thought: when its think began */
+	u64 admitted, sent;
 };
 
 struct pvol {
@@ -71,7 +70,7 @@ struct pvol {
 	u64 antic_since;
 	u64 queued_since;		/* its queue became non-empty */
 	/* in the measured window */
-	u64 done, lat_sum, dev_sum, wait_sum, think_sum, thinks;
+	u64 done, dev_sum, wait_sum, think_sum, thinks;
 	u64 kept, anticipated, kept_ns;
 	u64 backlog_ns;			/* with a bio waiting in the pool */
 };
@@ -359,7 +358,6 @@ static void complete(struct pool *pl, struct pio *io)
 	if (measuring(pl)) {
 		pl->done++;
 		v->done++;
-		v->lat_sum += pl->now - io->admitted;
 		v->dev_sum += pl->now - io->sent;
 		v->wait_sum += io->sent - io->admitted;
 	}

@@ -13,10 +13,11 @@
 #include <string.h>
 
 #include "unit.h"
+#include "sim.h"
 #include "../../dmtarget/sluice-sched.h"
 
-#define NS 1000000000ULL
-#define US 1000ULL
+#define NS SIM_NS
+#define US SIM_US
 
 struct vol {
 	struct sl_sched_client c;
@@ -61,20 +62,15 @@ static u64 rng_state;
 
 static u64 rng(void)
 {
-	/* xorshift64*: deterministic across hosts */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 2685821657736338717ULL;
+	return sim_rng(&rng_state);
 }
 
 static u64 rng_range(u64 lo, u64 hi)
 {
-	return lo + rng() % (hi - lo + 1);
+	return sim_rng_range(&rng_state, lo, hi);
 }
 
-#define EV_CONTAINER(node, type, member) \
-	((type *)((char *)(node) - __builtin_offsetof(type, member)))
+#define EV_CONTAINER SIM_CONTAINER
 
 struct sim {
 	const struct sim_params *p;
@@ -146,41 +142,31 @@ static void dispatch(struct sim *m, u64 now)
 	}
 }
 
+/* What volume i is owed over the window, in the measured unit. */
+struct share_ctx {
+	const struct sim *m;
+	double window_s;
+};
+
+static double vol_share(const void *ctx, unsigned int i, double lambda)
+{
+	const struct share_ctx *x = ctx;
+	const struct vol *v = &x->m->vols[i];
+	double a = v->weight * lambda;
+
+	if (a < v->reserve)
+		a = v->reserve;
+	if (v->limit && a > v->limit)
+		a = v->limit;
+	return a * x->window_s;
+}
+
 /* lambda such that sum min(L, max(R, w * lambda)) = total */
 static double solve_lambda(const struct sim *m, double total, double window_s)
 {
-	double lo = 0, hi = 1;
-	int it;
+	struct share_ctx x = { .m = m, .window_s = window_s };
 
-	for (it = 0; it < 200; it++) {
-		double mid = (lo + hi) / 2, sum = 0;
-		unsigned int i;
-
-		if (it == 0)
-			mid = hi;
-		for (i = 0; i < m->p->nr_vols; i++) {
-			const struct vol *v = &m->vols[i];
-			double a = v->weight * mid;
-
-			if (a < v->reserve)
-				a = v->reserve;
-			if (v->limit && a > v->limit)
-				a = v->limit;
-			sum += a * window_s;
-		}
-		if (it == 0) {
-			if (sum < total) {
-				hi *= 2;
-				it = -1;
-			}
-			continue;
-		}
-		if (sum < total)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return (lo + hi) / 2;
+	return sim_solve_lambda(vol_share, &x, m->p->nr_vols, total);
 }
 
 static struct sim_result simulate(const struct sim_params *p)

@@ -5,13 +5,14 @@ UNIT_SRCS := $(wildcard $(UNIT_DIR)/test_*.c)
 UNIT_NAMES := $(patsubst $(UNIT_DIR)/test_%.c,%,$(UNIT_SRCS))
 # The code under test: the kernel's portable parts and the agent's libraries.
 UNIT_CORE := $(ROOT)/dmtarget/sluice-core.c
-UNIT_SRC := $(ROOT)/dmtarget/sluice-sched.c $(AGENT_LIB) $(ROOT)/api/policy_json.c \
+UNIT_SRC := $(ROOT)/dmtarget/sluice-sched.c $(ROOT)/dmtarget/sluice-depth.c \
+	$(ROOT)/dmtarget/sluice-think.c $(AGENT_LIB) $(ROOT)/api/policy_json.c \
 	$(ROOT)/api/volstatus.c
 UNIT_LDLIBS := -lm $(AGENT_LIBS)
 # test_api runs the API's handlers over the agent's operations
 UNIT_API_SRC = $(filter-out $(ROOT)/api/server.c $(ROOT)/api/policy_json.c \
 	$(ROOT)/api/volstatus.c,$(API_SRC)) $(UNIT_DIR)/fuzz_api.c
-UNIT_DEPS := $(UNIT_DIR)/unit.c $(UNIT_DIR)/unit.h $(UNIT_SRC) $(ROOT)/dmtarget/sluice-core.h $(ROOT)/dmtarget/sluice-sched.h $(wildcard $(ROOT)/agent/*.h) $(wildcard $(ROOT)/api/*.[ch]) $(wildcard $(UNIT_DIR)/fuzz_api*)
+UNIT_DEPS := $(UNIT_DIR)/unit.c $(UNIT_DIR)/unit.h $(UNIT_DIR)/sim.h $(UNIT_SRC) $(ROOT)/dmtarget/sluice-core.h $(ROOT)/dmtarget/sluice-sched.h $(ROOT)/dmtarget/sluice-depth.h $(ROOT)/dmtarget/sluice-think.h $(wildcard $(ROOT)/agent/*.h) $(wildcard $(ROOT)/api/*.[ch]) $(wildcard $(UNIT_DIR)/fuzz_api*)
 CFLAGS_USER := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 

@@ -88,11 +88,16 @@ static void sl_depth_judge(struct sl_depth *d, u64 rate, bool bound)
 	u64 twice = 2ULL * d->base;
 	bool keep;
 
-	/* up: rate >= base_rate * (1 + step / 2base); down: >= (1 - ...) */
+	/*
+	 * The threshold is half of step / base, at most a tenth: up, the
+	 * rate rose by it; down, it fell by less.
+	 */
 	if (up)
-		keep = bound && rate * twice >= d->base_rate * (twice + step);
+		keep = bound && (rate * twice >= d->base_rate * (twice + step) ||
+				 rate * 10 >= d->base_rate * 11);
 	else
-		keep = rate * twice >= d->base_rate * (twice - step);
+		keep = rate * twice >= d->base_rate * (twice - step) &&
+		       rate * 10 >= d->base_rate * 9;
 	d->settled = 0;
 	if (keep) {
 		d->kept++;

@@ -16,11 +16,15 @@
  * mean rate:
  *
  *   up by step     kept if the rate rose by at least half of step / depth
- *                  (half of what a device with room to spare would give);
- *   down by step   kept if the rate fell by less than half of step / depth.
+ *                  (half of what a device with room to spare would give),
+ *                  or by a tenth;
+ *   down by step   kept if the rate fell by less than both.
  *
  * So it settles at the smallest depth past which more depth adds less than
- * half its share of throughput. step is an eighth of the depth (at least
+ * half its share of throughput, and less than a tenth: the tenth is for a
+ * step from one bio to two, where a device of parallelism one still gains
+ * from a bio waiting at it (it starts the moment the last completes,
+ * without waiting for the pool's dispatch). step is an eighth of the depth (at least
  * one), or the whole depth while every climb so far succeeded (a doubling
  * start). A probe that is kept is followed by another the same way; one
  * that is not turns the direction, and doubles the windows until the next

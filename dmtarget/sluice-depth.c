@@ -48,7 +48,7 @@ void sl_depth_set_fixed(struct sl_depth *d, u32 fixed, u64 now)
 		d->base = SL_DEPTH_START;
 		d->base_rate = 0;
 		d->doubling = true;
-		d->dir = 1;
+		d->up = true;
 		d->settled = 0;
 		d->settle = SL_DEPTH_SETTLE_MIN;
 		d->why = SL_DEPTH_WHY_START;
@@ -111,7 +111,7 @@ static void sl_depth_judge(struct sl_depth *d, u64 rate, bool bound)
 	d->depth = d->base;
 	if (up)
 		d->doubling = false;
-	d->dir = -d->dir;
+	d->up = !d->up;
 	d->settle = d->settle * 2 < SL_DEPTH_SETTLE_MAX ? d->settle * 2 :
 		    SL_DEPTH_SETTLE_MAX;
 	d->why = SL_DEPTH_WHY_STEADY;
@@ -127,18 +127,18 @@ static void sl_depth_settle(struct sl_depth *d, u64 rate, bool bound)
 	if (++d->settled < d->settle)
 		return;
 	/* a climb needs a depth that binds; a descent needs room below */
-	if ((d->dir > 0 && !bound) || (d->dir < 0 && d->base == 1))
-		d->dir = -d->dir;
-	if ((d->dir > 0 && !bound) || (d->dir < 0 && d->base == 1)) {
+	if ((d->up && !bound) || (!d->up && d->base == 1))
+		d->up = !d->up;
+	if ((d->up && !bound) || (!d->up && d->base == 1)) {
 		d->settled = 0;
 		return;
 	}
 	step = d->base / 8 ? d->base / 8 : 1;
-	if (d->dir > 0 && d->doubling)
+	if (d->up && d->doubling)
 		step = d->base;
-	if (d->dir < 0 && step >= d->base)
+	if (!d->up && step >= d->base)
 		step = d->base - 1;
-	to = d->dir > 0 ? d->base + step : d->base - step;
+	to = d->up ? d->base + step : d->base - step;
 	if (to > SL_DEPTH_MAX)
 		to = SL_DEPTH_MAX;
 	if (to == d->base) {

@@ -75,7 +75,7 @@ struct sl_depth {
 	u32 fixed;		/* set by hand; 0: auto */
 	u8 why;			/* enum sl_depth_why */
 	bool doubling;		/* every climb so far raised the rate */
-	s8 dir;			/* the next probe's: 1 up, -1 down */
+	bool up;		/* the next probe goes up, else down */
 	u32 base;		/* the depth settled on */
 	u64 base_rate;		/* its rate, averaged (3/4 old); 0: none yet */
 	bool base_bound;	/* the depth bound in its last window */

@@ -720,6 +720,9 @@ static void lowdepth_fair_on_one(void)
 	static const struct vol_params vols[2] = {
 		{ 100, 1, 50 * US, 50 * US }, { 100, 16, 0, 0 },
 	};
+	static const struct vol_params fast[2] = {
+		{ 100, 1, 150 * US, 250 * US }, { 100, 16, 0, 0 },
+	};
 	struct pool_result r;
 	double share;
 
@@ -730,21 +733,26 @@ static void lowdepth_fair_on_one(void)
 	CHECK(r.kept > 0);
 	CHECK(share >= 0.45 && share <= 0.52);
 	CHECK(r.total >= 0.95 * 500);
+	/* a fast disk and a think time near half its service: 0.5 ms, 200 us */
+	run10(&r, 2, fast, 1, 450 * US, 550 * US, 0, false, 0x1f);
+	share = r.rate[0] / r.total;
+	printf("P=1, 0.5 ms: depth-1 volume thinking 0.2 ms gets %.3f of %.0f/s (depth %.2f, %llu kept)\n",
+	       share, r.total, r.depth_mean, (unsigned long long)r.kept);
+	CHECK(share >= 0.45 && share <= 0.52);
+	CHECK(r.total >= 0.95 * 2000);
 }
 
 /*
- * Volumes of one bio that think longer than half the device's unloaded
- * service time (about 2 ms here): 1.2..3 ms, and a constant 1.2 ms. A slot
- * kept for them would idle longer than the bio it waits for is served, so
- * none may be kept, and the flood beside them must do exactly as well as
- * with anticipation off (the runs are then the same run). A fourth volume
- * thinking 0.8 ms, under the half, is anticipated: the rule cuts where it
- * says, not everywhere.
+ * Volumes of one bio that think long (more than SL_THINK_LONG_NS, 2 ms):
+ * 2.5..4 ms, and a constant 2.5 ms. None may have a slot kept, and the
+ * flood beside them must do exactly as well as with anticipation off (the
+ * runs are then the same run). A fourth volume thinking 0.8 ms is
+ * anticipated: the rule cuts where it says, not everywhere.
  */
 static void long_think_not_anticipated(void)
 {
 	static const struct vol_params vols[4] = {
-		{ 100, 1, 1200 * US, 3000 * US }, { 100, 1, 1200 * US, 1200 * US },
+		{ 100, 1, 2500 * US, 4000 * US }, { 100, 1, 2500 * US, 2500 * US },
 		{ 100, 16, 0, 0 }, { 100, 1, 800 * US, 800 * US },
 	};
 	struct pool_result on, off;
@@ -752,7 +760,7 @@ static void long_think_not_anticipated(void)
 	/* without the fourth volume */
 	run10(&on, 3, vols, 4, 1800 * US, 2200 * US, 0, false, 0x2a);
 	run10(&off, 3, vols, 4, 1800 * US, 2200 * US, 0, true, 0x2a);
-	printf("think 1.2..3 ms and 1.2 ms: %llu slots kept; flood %.1f/s with anticipation, %.1f/s without\n",
+	printf("think 2.5..4 ms and 2.5 ms: %llu slots kept; flood %.1f/s with anticipation, %.1f/s without\n",
 	       (unsigned long long)on.kept, on.rate[2], off.rate[2]);
 	CHECK_EQ_U64(on.kept, 0);
 	CHECK(on.rate[2] >= off.rate[2]);

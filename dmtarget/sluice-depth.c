@@ -100,10 +100,8 @@ static void sl_depth_judge(struct sl_depth *d, u64 rate, bool bound)
 		       rate * 10 >= d->base_rate * 9;
 	d->settled = 0;
 	if (keep) {
-		d->kept++;
 		d->base = d->depth;
 		d->base_rate = rate;
-		d->base_bound = bound;
 		d->settle = SL_DEPTH_SETTLE_MIN;
 		d->why = up ? SL_DEPTH_WHY_GROWN : SL_DEPTH_WHY_SHRUNK;
 		return;
@@ -123,7 +121,6 @@ static void sl_depth_settle(struct sl_depth *d, u64 rate, bool bound)
 	u64 step, to;
 
 	d->base_rate = d->base_rate ? (3 * d->base_rate + rate) / 4 : rate;
-	d->base_bound = bound;
 	if (++d->settled < d->settle)
 		return;
 	/* a climb needs a depth that binds; a descent needs room below */
@@ -145,7 +142,6 @@ static void sl_depth_settle(struct sl_depth *d, u64 rate, bool bound)
 		d->settled = 0;
 		return;
 	}
-	d->probes++;
 	d->depth = (u32)to;
 	d->probe_windows = 0;
 	d->probe_rate = 0;

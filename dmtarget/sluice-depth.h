@@ -78,7 +78,6 @@ struct sl_depth {
 	bool up;		/* the next probe goes up, else down */
 	u32 base;		/* the depth settled on */
 	u64 base_rate;		/* its rate, averaged (3/4 old); 0: none yet */
-	bool base_bound;	/* the depth bound in its last window */
 	u32 settled;		/* windows at base since the last probe */
 	u32 settle;		/* windows to wait before the next */
 	/* the probe under way: its windows so far, their rates, all bound */
@@ -91,7 +90,7 @@ struct sl_depth {
 	/* the unloaded service time: [0] this epoch, [1] the last; 0 = none */
 	u64 lat0[2];
 	u64 epoch_start;
-	u64 windows, probes, kept;	/* for status and tests */
+	u64 windows;		/* evaluated, for the tests */
 };
 
 void sl_depth_init(struct sl_depth *d, u32 fixed, u64 now);

@@ -53,12 +53,16 @@ struct sluice_group *sluice_group_get(const char *name)
 	g = kzalloc(sizeof(*g), GFP_KERNEL);
 	if (!g)
 		goto out;
+	if (sluice_stats_init(&g->st)) {
+		kfree(g);
+		g = NULL;
+		goto out;
+	}
 	strscpy(g->name, name, sizeof(g->name));
 	g->refs = 1;
 	mutex_init(&g->cfg_lock);
 	sluice_stage_init(&g->s, sluice_group_dispatch_fn);
 	sl_config_init(&g->cfg);
-	sluice_stats_zero(&g->st);
 	list_add(&g->list, &sluice_groups);
 out:
 	mutex_unlock(&sluice_groups_lock);
@@ -76,6 +80,7 @@ void sluice_group_put(struct sluice_group *g)
 	mutex_unlock(&sluice_groups_lock);
 	/* every member drained what it had here when it was suspended */
 	sluice_stage_stop(&g->s);
+	sluice_stats_free(&g->st);
 	kfree(g);
 }
 
@@ -119,8 +124,8 @@ void sluice_group_config(struct sluice_group *g, struct sl_config *cfg)
 /* The group's counters take every bio its members map, as theirs do. */
 void sluice_group_count(struct sluice_group *g, struct sluice_io *io, int sign)
 {
-	atomic64_add(sign, &g->st.ios[io->dir]);
-	atomic64_add(sign * (s64)io->bytes, &g->st.bytes[io->dir]);
+	sluice_count(&g->st, ios[io->dir], (u64)(s64)sign);
+	sluice_count(&g->st, bytes[io->dir], (u64)(sign * (s64)io->bytes));
 	if (sign > 0)
 		return;
 	/* taken back: what the group held it for goes too */
@@ -133,16 +138,15 @@ void sluice_group_count(struct sluice_group *g, struct sluice_io *io, int sign)
  * A bio that passed its volume's limits: true if it may go on now (it is
  * charged), false if the group holds it; its worker sends it on later.
  */
-bool sluice_group_admit(struct sluice_group *g, struct sluice_io *io)
+bool sluice_group_admit(struct sluice_group *g, struct sluice_io *io, u64 now)
 {
-	u64 now, wait;
+	u64 wait;
 
 	if (!READ_ONCE(g->s.limited) && list_empty_careful(&g->s.queue[io->dir])) {
 		io->group_passed = true;
 		return true;
 	}
 	spin_lock(&g->s.lock);
-	now = ktime_get_ns();
 	if (io->vol->group_closed) {
 		/* its volume is suspending: held nowhere */
 		__sluice_stage_charge(&g->s, io, now);

@@ -59,10 +59,14 @@ struct sluice_policy_type {
 					const char **error);
 	void (*detach)(struct sluice_member *m);
 	void (*set)(struct sluice_member *m, const struct sluice_member_params *p);
-	/* true: send the bio now, it is counted in flight; false: held. */
-	bool (*admit)(struct sluice_member *m, struct bio *bio);
-	/* A bio admitted (sent now or later) has completed. */
-	void (*complete)(struct sluice_member *m, struct bio *bio);
+	/*
+	 * true: send the bio now, it is counted in flight; false: held. now
+	 * is the caller's ktime_get_ns(), read once for the target and the
+	 * policy both.
+	 */
+	bool (*admit)(struct sluice_member *m, struct bio *bio, u64 now);
+	/* A bio admitted (sent now or later) has completed, at now. */
+	void (*complete)(struct sluice_member *m, struct bio *bio, u64 now);
 	/*
 	 * Take back every bio the member holds, oldest first, not in flight,
 	 * and close it: admit() then holds nothing until reopen().

@@ -97,9 +97,10 @@ u64 __sluice_stage_admit(struct sluice_stage *s, struct sluice_io *io, u64 now)
 
 	if (!list_empty(&s->queue[io->dir]))
 		return U64_MAX;
-	wait = sl_throttle_wait(&s->thr, &s->lim, now, io->dir, io->count_bytes);
+	wait = sl_throttle_admit(&s->thr, &s->lim, now, io->dir, io->bytes,
+				 io->count_bytes);
 	if (!wait)
-		__sluice_stage_charge(s, io, now);
+		io->charged |= s == &io->vol->s ? SLUICE_CHARGED_VOL : SLUICE_CHARGED_GROUP;
 	return wait;
 }
 
@@ -158,80 +159,6 @@ void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
 		}
 		bio_list_add(out, sluice_io_bio(io));
 	}
-}
-
-/* A bio that stage held waited wait ns: counted, and noted in the bio. */
-void sluice_stats_wait(struct sluice_stats *st, struct sluice_io *io, u8 stage, u64 wait)
-{
-	s64 max = atomic64_read(&st->wait_max_ns);
-
-	io->waited |= stage;
-	io->wait_ns[stage == SLUICE_CHARGED_GROUP] = wait;
-	atomic64_add(wait, &st->wait_ns);
-	atomic64_inc(&st->hist[sl_hist_bucket(wait)]);
-	while ((u64)max < wait) {
-		s64 old = atomic64_cmpxchg(&st->wait_max_ns, max, wait);
-
-		if (old == max)
-			break;
-		max = old;
-	}
-}
-
-/*
- * dm submits the bio again: the wait it had is taken back, so that each
- * bio a stage held is in its histogram once (wait_max_ns keeps its peak).
- */
-void sluice_stats_unwait(struct sluice_stats *st, struct sluice_io *io, u8 stage)
-{
-	u64 wait = io->wait_ns[stage == SLUICE_CHARGED_GROUP];
-
-	if (!(io->waited & stage))
-		return;
-	io->waited &= ~stage;
-	atomic64_sub(wait, &st->wait_ns);
-	atomic64_dec(&st->hist[sl_hist_bucket(wait)]);
-}
-
-void sluice_stats_zero(struct sluice_stats *st)
-{
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		atomic64_set(&st->ios[i], 0);
-		atomic64_set(&st->bytes[i], 0);
-		atomic64_set(&st->throttled[i], 0);
-		atomic64_set(&st->errors[i], 0);
-	}
-	atomic64_set(&st->flushes, 0);
-	atomic64_set(&st->discards, 0);
-	atomic64_set(&st->wb_bytes, 0);
-	atomic64_set(&st->wait_ns, 0);
-	atomic64_set(&st->wait_max_ns, 0);
-	for (i = 0; i < SL_HIST_BUCKETS; i++)
-		atomic64_set(&st->hist[i], 0);
-	atomic64_set(&st->lat_ns, 0);
-	for (i = 0; i < SL_LAT_BUCKETS; i++)
-		atomic64_set(&st->lat_hist[i], 0);
-}
-
-/* " <prefix>rd_ios=... <prefix>wait_max_ns=...": what a group reports. */
-void sluice_emit_counters(struct sluice_stats *st, const char *prefix, char *result,
-			  unsigned int maxlen, unsigned int *szp)
-{
-	unsigned int sz = *szp;
-
-	DMEMIT(" %srd_ios=%lld %srd_bytes=%lld %swr_ios=%lld %swr_bytes=%lld",
-	       prefix, atomic64_read(&st->ios[SL_READ]),
-	       prefix, atomic64_read(&st->bytes[SL_READ]),
-	       prefix, atomic64_read(&st->ios[SL_WRITE]),
-	       prefix, atomic64_read(&st->bytes[SL_WRITE]));
-	DMEMIT(" %srd_throttled=%lld %swr_throttled=%lld %swait_ns=%lld %swait_max_ns=%lld",
-	       prefix, atomic64_read(&st->throttled[SL_READ]),
-	       prefix, atomic64_read(&st->throttled[SL_WRITE]),
-	       prefix, atomic64_read(&st->wait_ns),
-	       prefix, atomic64_read(&st->wait_max_ns));
-	*szp = sz;
 }
 
 void sluice_merge_by_seq(struct bio_list *a, struct bio_list *b)

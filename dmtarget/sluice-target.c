@@ -103,6 +103,7 @@ void sluice_submit_list(struct bio_list *bl, enum sluice_next next)
 		struct sluice_io *io = sluice_bio_io(bio);
 		struct sluice_vol *v = io->vol;
 		bool was = io->downstream;
+		u64 now = ktime_get_ns();
 
 		/* the submitter waits no longer: a full device may make it wait */
 		bio->bi_opf &= ~REQ_NOWAIT;
@@ -112,7 +113,7 @@ void sluice_submit_list(struct bio_list *bl, enum sluice_next next)
 			} else {
 				sluice_mark_downstream(v, io);
 				/* held: the group has it, io is not ours to touch */
-				if (!sluice_group_admit(io->group, io))
+				if (!sluice_group_admit(io->group, io, now))
 					continue;
 			}
 		}
@@ -121,7 +122,7 @@ void sluice_submit_list(struct bio_list *bl, enum sluice_next next)
 
 			io->pooled = true;
 			sluice_mark_downstream(v, io);
-			if (!sc->policy->admit(sc->member, bio))
+			if (!sc->policy->admit(sc->member, bio, now))
 				continue;
 		}
 		if (!was)
@@ -454,6 +455,11 @@ static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begi
 	v = kzalloc(sizeof(*v), GFP_KERNEL);
 	if (!v)
 		goto out;
+	if (sluice_stats_init(&v->st)) {
+		kfree(v);
+		v = NULL;
+		goto out;
+	}
 	v->devt = devt;
 	v->md = md;
 	v->begin = begin;
@@ -464,7 +470,6 @@ static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begi
 	timer_setup(&v->probe_timer, sluice_probe_timer_fn, 0);
 	atomic_set(&v->nr_downstream, 0);
 	v->may_hold = true;
-	sluice_stats_reset(v);
 	hash_add(sluice_vols, &v->node, devt);
 out:
 	mutex_unlock(&sluice_vols_lock);
@@ -492,6 +497,7 @@ static void sluice_vol_put(struct sluice_vol *v)
 	timer_delete_sync(&v->probe_timer);
 	/* presuspend released every held bio before the last table went */
 	sluice_stage_stop(&v->s);
+	sluice_stats_free(&v->st);
 	kfree(v);
 }
 
@@ -668,7 +674,7 @@ static int sluice_pass(struct sluice_c *sc, struct sluice_io *io,
 		return DM_MAPIO_REMAPPED;
 	io->pooled = true;
 	sluice_mark_downstream(sc->vol, io);
-	if (!sc->policy->admit(sc->member, bio))
+	if (!sc->policy->admit(sc->member, bio, io->start_ns))
 		return DM_MAPIO_SUBMITTED;
 	sluice_done_downstream(sc->vol, io);
 	return DM_MAPIO_REMAPPED;
@@ -680,7 +686,7 @@ static int sluice_next(struct sluice_c *sc, struct sluice_io *io,
 {
 	if (io->group) {
 		sluice_mark_downstream(sc->vol, io);
-		if (!sluice_group_admit(io->group, io))
+		if (!sluice_group_admit(io->group, io, io->start_ns))
 			return DM_MAPIO_SUBMITTED;
 		sluice_done_downstream(sc->vol, io);
 	}
@@ -699,16 +705,16 @@ static void sluice_uncount(struct sluice_vol *v, struct sluice_io *io)
 		spin_unlock(&v->s.lock);
 		return;
 	}
-	atomic64_dec(&v->st.ios[io->dir]);
+	sluice_count(&v->st, ios[io->dir], -1);
 	if (io->throttled)
 		atomic64_dec(&v->st.throttled[io->dir]);
 	sluice_stats_unwait(&v->st, io, SLUICE_CHARGED_VOL);
 	if (io->count_bytes)
-		atomic64_sub(io->bytes, &v->st.bytes[io->dir]);
+		sluice_count(&v->st, bytes[io->dir], -(u64)io->bytes);
 	else
 		atomic64_dec(&v->st.discards);
 	if (io->wb)
-		atomic64_sub(io->bytes, &v->st.wb_bytes);
+		sluice_count(&v->st, wb_bytes, -(u64)io->bytes);
 	spin_unlock(&v->s.lock);
 }
 
@@ -753,7 +759,7 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 
 	/* An empty flush moves no data and is never held. */
 	if (!bio_sectors(bio)) {
-		atomic64_inc(&v->st.flushes);
+		sluice_count(&v->st, flushes, 1);
 		return DM_MAPIO_REMAPPED;
 	}
 	io->start_ns = ktime_get_ns();
@@ -769,13 +775,13 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 	io->bytes = io->count_bytes ? bio->bi_iter.bi_size : 0;
 	io->stats_gen = atomic_read(&v->stats_gen);
 	io->wb = d == SL_WRITE && io->count_bytes && sluice_is_writeback(bio);
-	atomic64_inc(&v->st.ios[d]);
+	sluice_count(&v->st, ios[d], 1);
 	if (io->count_bytes)
-		atomic64_add(io->bytes, &v->st.bytes[d]);
+		sluice_count(&v->st, bytes[d], io->bytes);
 	else
 		atomic64_inc(&v->st.discards);
 	if (io->wb)
-		atomic64_add(io->bytes, &v->st.wb_bytes);
+		sluice_count(&v->st, wb_bytes, io->bytes);
 	if (io->group)
 		sluice_group_count(io->group, io, 1);
 
@@ -783,7 +789,8 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 		return sluice_next(sc, io, bio);
 
 	spin_lock(&v->s.lock);
-	now = ktime_get_ns();
+	/* read before the lock: the buckets take a time just past as well */
+	now = io->start_ns;
 	/*
 	 * Suspending, with noflush: dm takes the bio back and submits it
 	 * again after the resume, when the limits hold it. A normal suspend
@@ -822,21 +829,20 @@ static int sluice_end_io(struct dm_target *ti, struct bio *bio,
 {
 	struct sluice_c *sc = ti->private;
 	struct sluice_io *io = sluice_bio_io(bio);
-
 	struct sluice_stats *st = &sc->vol->st;
-	u64 lat;
+	u64 now = ktime_get_ns(), lat;
 
 	if (io->pooled)
-		sc->policy->complete(sc->member, bio);
+		sc->policy->complete(sc->member, bio, now);
 	sluice_done_downstream(sc->vol, io);
 	/* a bio with data (its size here is what is left of it: none) */
 	if (!io->start_ns || *error == BLK_STS_DM_REQUEUE)
 		return DM_ENDIO_DONE;
 	if (*error)
 		atomic64_inc(&st->errors[io->dir]);
-	lat = ktime_get_ns() - io->start_ns;
-	atomic64_add(lat, &st->lat_ns);
-	atomic64_inc(&st->lat_hist[sl_lat_bucket(lat)]);
+	lat = now - io->start_ns;
+	sluice_count(st, lat_ns, lat);
+	sluice_count(st, lat_hist[sl_lat_bucket(lat)], 1);
 	return DM_ENDIO_DONE;
 }
 
@@ -972,29 +978,28 @@ static void sluice_resume(struct dm_target *ti)
 	sluice_open(sc);
 }
 
-static void sluice_emit_info(struct sluice_stats *st, char *result,
-			     unsigned int maxlen, unsigned int nr_queued)
+static void sluice_emit_info(struct sluice_stats *st, const struct sluice_pcpu_stats *c,
+			     char *result, unsigned int maxlen, unsigned int nr_queued)
 {
 	unsigned int sz = 0;
 	int i;
 
-	DMEMIT("rd_ios=%lld rd_bytes=%lld wr_ios=%lld wr_bytes=%lld",
-	       atomic64_read(&st->ios[SL_READ]), atomic64_read(&st->bytes[SL_READ]),
-	       atomic64_read(&st->ios[SL_WRITE]), atomic64_read(&st->bytes[SL_WRITE]));
+	DMEMIT("rd_ios=%llu rd_bytes=%llu wr_ios=%llu wr_bytes=%llu",
+	       c->ios[SL_READ], c->bytes[SL_READ], c->ios[SL_WRITE], c->bytes[SL_WRITE]);
 	DMEMIT(" rd_throttled=%lld wr_throttled=%lld queued=%u",
 	       atomic64_read(&st->throttled[SL_READ]),
 	       atomic64_read(&st->throttled[SL_WRITE]), nr_queued);
-	DMEMIT(" wait_ns=%lld wait_max_ns=%lld flushes=%lld discards=%lld",
+	DMEMIT(" wait_ns=%lld wait_max_ns=%lld flushes=%llu discards=%lld",
 	       atomic64_read(&st->wait_ns), atomic64_read(&st->wait_max_ns),
-	       atomic64_read(&st->flushes), atomic64_read(&st->discards));
-	DMEMIT(" wb_bytes=%lld rd_errors=%lld wr_errors=%lld wait_hist=",
-	       atomic64_read(&st->wb_bytes), atomic64_read(&st->errors[SL_READ]),
+	       c->flushes, atomic64_read(&st->discards));
+	DMEMIT(" wb_bytes=%llu rd_errors=%lld wr_errors=%lld wait_hist=",
+	       c->wb_bytes, atomic64_read(&st->errors[SL_READ]),
 	       atomic64_read(&st->errors[SL_WRITE]));
 	for (i = 0; i < SL_HIST_BUCKETS; i++)
 		DMEMIT("%s%lld", i ? "," : "", atomic64_read(&st->hist[i]));
-	DMEMIT(" lat_ns=%lld lat_hist=", atomic64_read(&st->lat_ns));
+	DMEMIT(" lat_ns=%llu lat_hist=", c->lat_ns);
 	for (i = 0; i < SL_LAT_BUCKETS; i++)
-		DMEMIT("%s%lld", i ? "," : "", atomic64_read(&st->lat_hist[i]));
+		DMEMIT("%s%llu", i ? "," : "", c->lat_hist[i]);
 }
 
 /* The table's config as in force: its group's limits from the group. */
@@ -1045,15 +1050,18 @@ static void sluice_status(struct dm_target *ti, status_type_t type,
 {
 	struct sluice_c *sc = ti->private;
 	struct sluice_vol *v = sc->vol;
+	struct sluice_pcpu_stats c;
 	struct sl_config cfg;
 	unsigned int sz = 0, nr_queued;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
+		/* the base a reset sets, with its generation */
 		spin_lock(&v->s.lock);
 		nr_queued = v->s.nr_queued;
+		sluice_stats_read(&v->st, &c);
 		spin_unlock(&v->s.lock);
-		sluice_emit_info(&v->st, result, maxlen, nr_queued);
+		sluice_emit_info(&v->st, &c, result, maxlen, nr_queued);
 		sz = strlen(result);
 		if (sc->group)
 			sluice_group_status(sc->group, result, maxlen, &sz);

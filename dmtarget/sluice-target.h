@@ -15,6 +15,7 @@
 #include <linux/hrtimer.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -24,24 +25,37 @@
 #include "sluice-policy.h"
 
 /*
+ * What every bio with data adds to: per CPU, summed at status (see
+ * sluice-stats.c). All u64, in this order for the sums.
+ */
+struct sluice_pcpu_stats {
+	u64 ios[2];
+	u64 bytes[2];
+	u64 wb_bytes;
+	u64 flushes;
+	/* completion latency: arrival at the target to completion */
+	u64 lat_ns;
+	u64 lat_hist[SL_LAT_BUCKETS];
+};
+
+/*
  * Counters, updated without the stage lock so that the unthrottled path
- * takes no lock.
+ * takes no lock: per CPU what every bio counts, shared what a bio that
+ * waits or fails counts.
  */
 struct sluice_stats {
-	atomic64_t ios[2];
-	atomic64_t bytes[2];
+	struct sluice_pcpu_stats __percpu *pcpu;
+	struct sluice_pcpu_stats base;	/* the sums at the last reset */
 	atomic64_t throttled[2];
 	atomic64_t errors[2];
-	atomic64_t flushes;
 	atomic64_t discards;
-	atomic64_t wb_bytes;
 	atomic64_t wait_ns;
 	atomic64_t wait_max_ns;
 	atomic64_t hist[SL_HIST_BUCKETS];
-	/* completion latency: arrival at the target to completion */
-	atomic64_t lat_ns;
-	atomic64_t lat_hist[SL_LAT_BUCKETS];
 };
+
+/* Add to this CPU's copy of a per-CPU counter; any context. */
+#define sluice_count(st, field, n) this_cpu_add((st)->pcpu->field, (n))
 
 struct sluice_stage {
 	spinlock_t lock;		/* protects everything below */
@@ -190,6 +204,11 @@ void __sluice_stage_hold(struct sluice_stage *s, struct sluice_io *io, u64 now);
 void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
 			    struct bio_list *out, u64 now, enum sluice_release how,
 			    u64 max_hold_ns);
+
+/* sluice-stats.c */
+int sluice_stats_init(struct sluice_stats *st);
+void sluice_stats_free(struct sluice_stats *st);
+void sluice_stats_read(struct sluice_stats *st, struct sluice_pcpu_stats *now);
 void sluice_stats_wait(struct sluice_stats *st, struct sluice_io *io, u8 stage, u64 wait);
 void sluice_stats_unwait(struct sluice_stats *st, struct sluice_io *io, u8 stage);
 void sluice_stats_zero(struct sluice_stats *st);
@@ -209,7 +228,7 @@ void sluice_group_unlock(struct sluice_group *g);
 void sluice_group_set(struct sluice_group *g, const struct sl_config *cfg);
 void sluice_group_config(struct sluice_group *g, struct sl_config *cfg);
 void sluice_group_count(struct sluice_group *g, struct sluice_io *io, int sign);
-bool sluice_group_admit(struct sluice_group *g, struct sluice_io *io);
+bool sluice_group_admit(struct sluice_group *g, struct sluice_io *io, u64 now);
 void sluice_group_charge(struct sluice_group *g, struct sluice_io *io);
 void sluice_group_refund(struct sluice_group *g, struct sluice_io *io);
 void sluice_group_drain(struct sluice_group *g, struct sluice_vol *v,

@@ -597,10 +597,10 @@ static void weight_set(struct sluice_member *m,
 	spin_unlock_irq(&p->lock);
 }
 
-static bool weight_admit(struct sluice_member *m, struct bio *bio)
+static bool weight_admit(struct sluice_member *m, struct bio *bio, u64 now)
 {
 	struct sluice_pool *p = m->pool;
-	u64 now = ktime_get_ns(), bytes;
+	u64 bytes;
 	unsigned long flags;
 	bool kick, waiting;
 
@@ -651,12 +651,11 @@ static bool weight_admit(struct sluice_member *m, struct bio *bio)
 	return false;
 }
 
-static void weight_complete(struct sluice_member *m, struct bio *bio)
+static void weight_complete(struct sluice_member *m, struct bio *bio, u64 now)
 {
 	struct sluice_pool *p = m->pool;
 	struct sluice_pool_stamp *stamp = sluice_pool_stamp(bio);
 	unsigned long flags;
-	u64 now = ktime_get_ns();
 	bool kick, bound;
 
 	spin_lock_irqsave(&p->lock, flags);

@@ -551,24 +551,44 @@ static u64 sl_div_ceil_wide(u64 num, sl_u128 den)
 	return num / d + (num % d != 0);
 }
 
-/* Nanoseconds of bucket time an IO costs at rate. */
-static u64 sl_cost_ns(int bucket, u64 rate, u64 bytes, u64 iops_size)
+static bool sl_bucket_applies(int b, enum sl_dir dir, bool count_bytes)
+{
+	if (b < SL_IOPS && !count_bytes)
+		return false;
+	switch (b) {
+	case SL_RBPS:
+	case SL_RIOPS:
+		return dir == SL_READ;
+	case SL_WBPS:
+	case SL_WIOPS:
+		return dir == SL_WRITE;
+	default:
+		return true;
+	}
+}
+
+/*
+ * Nanoseconds of bucket time an IO costs at rate; io_ns is what one IO costs
+ * an IOPS bucket at that rate.
+ */
+static u64 sl_cost_ns(int bucket, u64 rate, u64 io_ns, u64 bytes, u64 iops_size)
 {
 	if (bucket >= SL_IOPS) {
 		if (iops_size && bytes > iops_size)
 			return sl_div_ceil_wide(bytes * SL_NSEC_PER_SEC,
 						(sl_u128)iops_size * rate);
-		return sl_div_ceil_wide(SL_NSEC_PER_SEC, rate);
+		return io_ns;
 	}
 	if (!bytes)
 		return 0;
 	return sl_div_ceil_wide(bytes * SL_NSEC_PER_SEC, rate);
 }
 
+
 static void sl_limits_from_rates(struct sl_limits *lim, const u64 *avg,
 				 const u64 *max, u32 burst_s, u64 iops_size)
 {
-	int b;
+	int b, d, cb;
 
 	__builtin_memset(lim, 0, sizeof(*lim));
 	lim->iops_size = iops_size;
@@ -595,6 +615,16 @@ static void sl_limits_from_rates(struct sl_limits *lim, const u64 *avg,
 			/* QEMU: without a burst rate the bucket holds avg/10 */
 			bc->tau_ns = SL_NSEC_PER_SEC / 10;
 		}
+		bc->io_ns = sl_div_ceil_wide(SL_NSEC_PER_SEC, bc->rate);
+		if (bc->burst_rate)
+			bc->burst_io_ns = sl_div_ceil_wide(SL_NSEC_PER_SEC, bc->burst_rate);
+	}
+	for (d = 0; d < 2; d++) {
+		for (cb = 0; cb < 2; cb++) {
+			for (b = 0; b < SL_NR_BUCKETS; b++)
+				if (lim->b[b].rate && sl_bucket_applies(b, d, cb))
+					lim->on[d][cb][lim->nr_on[d][cb]++] = b;
+		}
 	}
 }
 
@@ -614,22 +644,6 @@ void sl_throttle_init(struct sl_throttle *t)
 	__builtin_memset(t, 0, sizeof(*t));
 }
 
-static bool sl_bucket_applies(int b, enum sl_dir dir, bool count_bytes)
-{
-	if (b < SL_IOPS && !count_bytes)
-		return false;
-	switch (b) {
-	case SL_RBPS:
-	case SL_RIOPS:
-		return dir == SL_READ;
-	case SL_WBPS:
-	case SL_WIOPS:
-		return dir == SL_WRITE;
-	default:
-		return true;
-	}
-}
-
 static u64 sl_over(u64 tat, u64 tau, u64 now)
 {
 	if (tat <= now || tat - now <= tau)
@@ -640,21 +654,18 @@ static u64 sl_over(u64 tat, u64 tau, u64 now)
 u64 sl_throttle_wait(const struct sl_throttle *t, const struct sl_limits *lim,
 		     u64 now, enum sl_dir dir, bool count_bytes)
 {
+	const u8 *on = lim->on[dir][count_bytes];
 	u64 wait = 0, w;
-	int b;
+	unsigned int i;
 
-	if (!lim->any)
-		return 0;
-	for (b = 0; b < SL_NR_BUCKETS; b++) {
-		const struct sl_bucket_cfg *bc = &lim->b[b];
+	for (i = 0; i < lim->nr_on[dir][count_bytes]; i++) {
+		const struct sl_bucket_cfg *bc = &lim->b[on[i]];
 
-		if (!bc->rate || !sl_bucket_applies(b, dir, count_bytes))
-			continue;
-		w = sl_over(t->tat[b], bc->tau_ns, now);
+		w = sl_over(t->tat[on[i]], bc->tau_ns, now);
 		if (w > wait)
 			wait = w;
 		if (bc->burst_rate) {
-			w = sl_over(t->burst_tat[b], bc->burst_tau_ns, now);
+			w = sl_over(t->burst_tat[on[i]], bc->burst_tau_ns, now);
 			if (w > wait)
 				wait = w;
 		}
@@ -665,23 +676,35 @@ u64 sl_throttle_wait(const struct sl_throttle *t, const struct sl_limits *lim,
 void sl_throttle_charge(struct sl_throttle *t, const struct sl_limits *lim,
 			u64 now, enum sl_dir dir, u64 bytes, bool count_bytes)
 {
+	const u8 *on = lim->on[dir][count_bytes];
 	u64 iops_size = count_bytes ? lim->iops_size : 0;
-	int b;
+	unsigned int i;
 
-	for (b = 0; b < SL_NR_BUCKETS; b++) {
-		const struct sl_bucket_cfg *bc = &lim->b[b];
+	for (i = 0; i < lim->nr_on[dir][count_bytes]; i++) {
+		const struct sl_bucket_cfg *bc = &lim->b[on[i]];
+		int b = on[i];
 		u64 start;
 
-		if (!bc->rate || !sl_bucket_applies(b, dir, count_bytes))
-			continue;
 		start = t->tat[b] > now ? t->tat[b] : now;
-		t->tat[b] = sl_sat_add(start, sl_cost_ns(b, bc->rate, bytes, iops_size));
+		t->tat[b] = sl_sat_add(start, sl_cost_ns(b, bc->rate, bc->io_ns, bytes,
+							 iops_size));
 		if (bc->burst_rate) {
 			start = t->burst_tat[b] > now ? t->burst_tat[b] : now;
 			t->burst_tat[b] = sl_sat_add(start,
-				sl_cost_ns(b, bc->burst_rate, bytes, iops_size));
+				sl_cost_ns(b, bc->burst_rate, bc->burst_io_ns, bytes,
+					   iops_size));
 		}
 	}
+}
+
+u64 sl_throttle_admit(struct sl_throttle *t, const struct sl_limits *lim,
+		      u64 now, enum sl_dir dir, u64 bytes, bool count_bytes)
+{
+	u64 wait = sl_throttle_wait(t, lim, now, dir, count_bytes);
+
+	if (!wait)
+		sl_throttle_charge(t, lim, now, dir, bytes, count_bytes);
+	return wait;
 }
 
 /*
@@ -692,18 +715,19 @@ void sl_throttle_charge(struct sl_throttle *t, const struct sl_limits *lim,
 void sl_throttle_refund(struct sl_throttle *t, const struct sl_limits *lim,
 			u64 now, enum sl_dir dir, u64 bytes, bool count_bytes)
 {
+	const u8 *on = lim->on[dir][count_bytes];
 	u64 iops_size = count_bytes ? lim->iops_size : 0, cost;
-	int b;
+	unsigned int i;
 
-	for (b = 0; b < SL_NR_BUCKETS; b++) {
-		const struct sl_bucket_cfg *bc = &lim->b[b];
+	for (i = 0; i < lim->nr_on[dir][count_bytes]; i++) {
+		const struct sl_bucket_cfg *bc = &lim->b[on[i]];
+		int b = on[i];
 
-		if (!bc->rate || !sl_bucket_applies(b, dir, count_bytes))
-			continue;
-		cost = sl_cost_ns(b, bc->rate, bytes, iops_size);
+		cost = sl_cost_ns(b, bc->rate, bc->io_ns, bytes, iops_size);
 		t->tat[b] = t->tat[b] > now + cost ? t->tat[b] - cost : now;
 		if (bc->burst_rate) {
-			cost = sl_cost_ns(b, bc->burst_rate, bytes, iops_size);
+			cost = sl_cost_ns(b, bc->burst_rate, bc->burst_io_ns, bytes,
+					  iops_size);
 			t->burst_tat[b] = t->burst_tat[b] > now + cost ?
 					  t->burst_tat[b] - cost : now;
 		}

@@ -145,12 +145,21 @@ struct sl_bucket_cfg {
 	u64 tau_ns;	/* depth of the main bucket in ns of rate */
 	u64 burst_rate;	/* max, when the burst bucket is on, else 0 */
 	u64 burst_tau_ns;
+	/* what one IO costs an IOPS bucket at rate and at burst_rate, ns */
+	u64 io_ns, burst_io_ns;
 };
 
 struct sl_limits {
 	struct sl_bucket_cfg b[SL_NR_BUCKETS];
 	u64 iops_size;
 	bool any;
+	/*
+	 * The buckets on that apply to an IO, by direction and by whether it
+	 * counts bytes (a discard does not): what the per-bio functions walk,
+	 * so that a bio looks at the two to four buckets that concern it.
+	 */
+	u8 nr_on[2][2];
+	u8 on[2][2][SL_NR_BUCKETS];
 };
 
 struct sl_throttle {
@@ -171,6 +180,13 @@ void sl_throttle_init(struct sl_throttle *t);
  */
 u64 sl_throttle_wait(const struct sl_throttle *t, const struct sl_limits *lim,
 		     u64 now, enum sl_dir dir, bool count_bytes);
+
+/*
+ * sl_throttle_wait(), then sl_throttle_charge() if the wait is 0: the IO
+ * starts now. In one call, for the path every limited bio takes.
+ */
+u64 sl_throttle_admit(struct sl_throttle *t, const struct sl_limits *lim,
+		      u64 now, enum sl_dir dir, u64 bytes, bool count_bytes);
 
 /* Charge a started IO. count_bytes is false for discards and write-zeroes. */
 void sl_throttle_charge(struct sl_throttle *t, const struct sl_limits *lim,

@@ -22,6 +22,7 @@ static void sl_depth_window_reset(struct sl_depth *d, u64 now)
 {
 	d->win_start = now;
 	d->win_lat_sum = 0;
+	d->win_wait_sum = 0;
 	d->win_done = 0;
 	d->win_bound = 0;
 }
@@ -81,7 +82,7 @@ static void sl_depth_epoch(struct sl_depth *d, u64 now)
 }
 
 /* A probe's window ended: keep its depth, or go back to base. */
-static void sl_depth_judge(struct sl_depth *d, u64 rate, bool bound)
+static void sl_depth_judge(struct sl_depth *d, u64 rate)
 {
 	bool up = d->depth > d->base;
 	u64 step = up ? d->depth - d->base : d->base - d->depth;
@@ -92,9 +93,13 @@ static void sl_depth_judge(struct sl_depth *d, u64 rate, bool bound)
 	 * The threshold is half of step / base, at most a tenth: up, the
 	 * rate rose by it; down, it fell by less.
 	 */
+	/*
+	 * A climb that raised the rate is kept even if the new depth no longer
+	 * binds: that is the depth the demand needed.
+	 */
 	if (up)
-		keep = bound && (rate * twice >= d->base_rate * (twice + step) ||
-				 rate * 10 >= d->base_rate * 11);
+		keep = rate * twice >= d->base_rate * (twice + step) ||
+		       rate * 10 >= d->base_rate * 11;
 	else
 		keep = rate * twice >= d->base_rate * (twice - step) &&
 		       rate * 10 >= d->base_rate * 9;
@@ -145,11 +150,11 @@ static void sl_depth_settle(struct sl_depth *d, u64 rate, bool bound)
 	d->depth = (u32)to;
 	d->probe_windows = 0;
 	d->probe_rate = 0;
-	d->probe_bound = true;
 	d->why = SL_DEPTH_WHY_PROBE;
 }
 
-bool sl_depth_done(struct sl_depth *d, u64 svc_ns, bool bound, u64 now)
+bool sl_depth_done(struct sl_depth *d, u64 svc_ns, u64 wait_ns, bool bound,
+		   u64 now)
 {
 	u64 elapsed = now - d->win_start, lat, rate;
 	u32 old = d->depth;
@@ -157,6 +162,7 @@ bool sl_depth_done(struct sl_depth *d, u64 svc_ns, bool bound, u64 now)
 
 	d->win_done++;
 	d->win_lat_sum += svc_ns;
+	d->win_wait_sum += wait_ns;
 	if (bound)
 		d->win_bound++;
 	full = d->win_done >= SL_DEPTH_WIN_DONE;
@@ -177,8 +183,15 @@ bool sl_depth_done(struct sl_depth *d, u64 svc_ns, bool bound, u64 now)
 	lat = d->win_lat_sum / d->win_done;
 	d->lat0[0] = sl_min_set(d->lat0[0], lat ? lat : 1);
 	rate = (u64)d->win_done * SL_NSEC_PER_SEC / (elapsed ? elapsed : 1);
-	/* bound at three completions in four: the depth decided the rate */
-	bound = d->win_bound * 4 >= d->win_done * 3;
+	/*
+	 * The depth decided the rate: bios waited in the pool for three
+	 * completions in four, or they waited there at least half as long as
+	 * the device took to serve them (a fast device, whose submitters
+	 * seldom meet, but each bio that waits for the worker's wake-up loses
+	 * many services' time).
+	 */
+	bound = d->win_bound * 4 >= d->win_done * 3 ||
+		d->win_wait_sum >= d->win_lat_sum / 2;
 	sl_depth_window_reset(d, now);
 	if (d->fixed)
 		return false;
@@ -188,9 +201,8 @@ bool sl_depth_done(struct sl_depth *d, u64 svc_ns, bool bound, u64 now)
 	}
 	/* a probe is judged on the mean of its windows: one is too noisy */
 	d->probe_rate += rate;
-	d->probe_bound = d->probe_bound && bound;
 	if (++d->probe_windows < SL_DEPTH_PROBE_WINDOWS)
 		return false;
-	sl_depth_judge(d, d->probe_rate / d->probe_windows, d->probe_bound);
+	sl_depth_judge(d, d->probe_rate / d->probe_windows);
 	return d->depth != old;
 }

@@ -30,8 +30,9 @@
  * that is not turns the direction, and doubles the windows until the next
  * probe (up to SL_DEPTH_SETTLE_MAX), so a settled pool spends few windows
  * off its depth. Climbs are tried only after a window in which the depth
- * bound (bios waited in the pool for three completions in four): more depth
- * cannot raise a rate the volumes' own demand sets.
+ * bound (bios waited in the pool for three completions in four, or for half
+ * as long as their service on average): more depth cannot raise a rate the
+ * volumes' own demand sets.
  *
  * The unloaded service time L0 (the least window mean over the last two
  * epochs of SL_DEPTH_EPOCH_NS) is kept for the anticipation window
@@ -80,12 +81,11 @@ struct sl_depth {
 	u64 base_rate;		/* its rate, averaged (3/4 old); 0: none yet */
 	u32 settled;		/* windows at base since the last probe */
 	u32 settle;		/* windows to wait before the next */
-	/* the probe under way: its windows so far, their rates, all bound */
+	/* the probe under way: its windows so far, their rates */
 	u32 probe_windows;
 	u64 probe_rate;
-	bool probe_bound;
-	/* the window */
-	u64 win_start, win_lat_sum;
+	/* the window: its service and pool-wait times, summed */
+	u64 win_start, win_lat_sum, win_wait_sum;
 	u32 win_done, win_bound;
 	/* the unloaded service time: [0] this epoch, [1] the last; 0 = none */
 	u64 lat0[2];
@@ -97,11 +97,12 @@ void sl_depth_init(struct sl_depth *d, u32 fixed, u64 now);
 /* depth=<n> (1..SL_DEPTH_MAX) by hand, or 0 for auto. */
 void sl_depth_set_fixed(struct sl_depth *d, u32 fixed, u64 now);
 /*
- * A bio completed svc_ns after it was sent; bound says the depth was
- * binding (other bios were waiting in the pool). True when the depth in
- * force changed.
+ * A bio completed svc_ns after it was sent, having waited wait_ns in the
+ * pool before; bound says the depth was binding (other bios were waiting
+ * in the pool). True when the depth in force changed.
  */
-bool sl_depth_done(struct sl_depth *d, u64 svc_ns, bool bound, u64 now);
+bool sl_depth_done(struct sl_depth *d, u64 svc_ns, u64 wait_ns, bool bound,
+		   u64 now);
 /* The unloaded service time, ns; 0 before the first window. */
 u64 sl_depth_lat0(const struct sl_depth *d);
 const char *sl_depth_why_name(u8 why);

@@ -678,7 +678,8 @@ static void weight_complete(struct sluice_member *m, struct bio *bio, u64 now)
 	 * must not grow to fill it, or the member's bio would wait in the
 	 * device: such a completion does not count as one the depth bound.
 	 */
-	sl_depth_done(&p->dc, now - stamp->sent_ns, bound && !p->kept, now);
+	sl_depth_done(&p->dc, now - stamp->sent_ns,
+		      stamp->sent_ns - stamp->admitted_ns, bound && !p->kept, now);
 	m->done++;
 	m->wait_ns += stamp->sent_ns - stamp->admitted_ns;
 	m->svc_ns += now - stamp->sent_ns;

@@ -584,7 +584,6 @@ static u64 sl_cost_ns(int bucket, u64 rate, u64 io_ns, u64 bytes, u64 iops_size)
 	return sl_div_ceil_wide(bytes * SL_NSEC_PER_SEC, rate);
 }
 
-
 static void sl_limits_from_rates(struct sl_limits *lim, const u64 *avg,
 				 const u64 *max, u32 burst_s, u64 iops_size)
 {

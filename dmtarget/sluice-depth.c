@@ -91,11 +91,9 @@ static void sl_depth_judge(struct sl_depth *d, u64 rate)
 
 	/*
 	 * The threshold is half of step / base, at most a tenth: up, the
-	 * rate rose by it; down, it fell by less.
-	 */
-	/*
-	 * A climb that raised the rate is kept even if the new depth no longer
-	 * binds: that is the depth the demand needed.
+	 * rate rose by it; down, it fell by less. A climb that raised the
+	 * rate is kept even if the new depth no longer binds: that is the
+	 * depth the demand needed.
 	 */
 	if (up)
 		keep = rate * twice >= d->base_rate * (twice + step) ||

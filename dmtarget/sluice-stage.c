@@ -61,11 +61,17 @@ void __sluice_stage_arm(struct sluice_stage *s, u64 expires)
 			       HRTIMER_MODE_ABS);
 }
 
+/* Which of io's stages s is: SLUICE_CHARGED_VOL or SLUICE_CHARGED_GROUP. */
+static u8 sluice_stage_bit(const struct sluice_stage *s, const struct sluice_io *io)
+{
+	return s == &io->vol->s ? SLUICE_CHARGED_VOL : SLUICE_CHARGED_GROUP;
+}
+
 void __sluice_stage_charge(struct sluice_stage *s, struct sluice_io *io, u64 now)
 {
 	sl_throttle_charge(&s->thr, &s->lim, now, io->dir, io->bytes,
 			   io->count_bytes);
-	io->charged |= s == &io->vol->s ? SLUICE_CHARGED_VOL : SLUICE_CHARGED_GROUP;
+	io->charged |= sluice_stage_bit(s, io);
 }
 
 /*
@@ -74,7 +80,7 @@ void __sluice_stage_charge(struct sluice_stage *s, struct sluice_io *io, u64 now
  */
 void sluice_stage_refund(struct sluice_stage *s, struct sluice_io *io)
 {
-	u8 bit = s == &io->vol->s ? SLUICE_CHARGED_VOL : SLUICE_CHARGED_GROUP;
+	u8 bit = sluice_stage_bit(s, io);
 
 	if (!(io->charged & bit))
 		return;
@@ -100,7 +106,7 @@ u64 __sluice_stage_admit(struct sluice_stage *s, struct sluice_io *io, u64 now)
 	wait = sl_throttle_admit(&s->thr, &s->lim, now, io->dir, io->bytes,
 				 io->count_bytes);
 	if (!wait)
-		io->charged |= s == &io->vol->s ? SLUICE_CHARGED_VOL : SLUICE_CHARGED_GROUP;
+		io->charged |= sluice_stage_bit(s, io);
 	return wait;
 }
 
@@ -154,8 +160,7 @@ void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
 		s->nr_queued--;
 		if (how != SLUICE_RETURN) {
 			__sluice_stage_charge(s, io, now);
-			sluice_stats_wait(st, io, s == &io->vol->s ? SLUICE_CHARGED_VOL :
-					  SLUICE_CHARGED_GROUP, now - io->arrival_ns);
+			sluice_stats_wait(st, io, sluice_stage_bit(s, io), now - io->arrival_ns);
 		}
 		bio_list_add(out, sluice_io_bio(io));
 	}

@@ -655,6 +655,7 @@ static void weight_complete(struct sluice_member *m, struct bio *bio, u64 now)
 {
 	struct sluice_pool *p = m->pool;
 	struct sluice_pool_stamp *stamp = sluice_pool_stamp(bio);
+	u64 wait = stamp->sent_ns - stamp->admitted_ns, svc = now - stamp->sent_ns;
 	unsigned long flags;
 	bool kick, bound;
 
@@ -678,11 +679,10 @@ static void weight_complete(struct sluice_member *m, struct bio *bio, u64 now)
 	 * must not grow to fill it, or the member's bio would wait in the
 	 * device: such a completion does not count as one the depth bound.
 	 */
-	sl_depth_done(&p->dc, now - stamp->sent_ns,
-		      stamp->sent_ns - stamp->admitted_ns, bound && !p->kept, now);
+	sl_depth_done(&p->dc, svc, wait, bound && !p->kept, now);
 	m->done++;
-	m->wait_ns += stamp->sent_ns - stamp->admitted_ns;
-	m->svc_ns += now - stamp->sent_ns;
+	m->wait_ns += wait;
+	m->svc_ns += svc;
 	/* against its target, if it came after the squeeze last changed */
 	if (m->target_ns && stamp->admitted_ns - p->squeeze_at < (1ULL << 63)) {
 		u64 lat = now - stamp->admitted_ns;

@@ -115,6 +115,14 @@ struct sl_sched_client *sl_sched_pick(struct sl_sched *s, u64 now,
 void sl_sched_sent(struct sl_sched *s, struct sl_sched_client *c,
 		   bool by_reservation, u64 cost, u64 bytes, bool more, u64 now);
 
+/* Whether a and b are owed alike: the same weight and reservations. */
+static inline bool sl_sched_alike(const struct sl_sched_client *a,
+				  const struct sl_sched_client *b)
+{
+	return a->weight == b->weight && a->reserve_iops == b->reserve_iops &&
+	       a->reserve_bps == b->reserve_bps;
+}
+
 /*
  * Whether c, if a bio of it arrived now, would be picked by weight before
  * every volume now backlogged (its start tag at or before theirs).

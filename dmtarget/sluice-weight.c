@@ -99,9 +99,10 @@ struct sluice_member {
 	/* anticipation */
 	struct sl_think think;
 	bool expected;			/* its next bio is expected soon */
+	u64 expect_until;		/* till then */
 	struct list_head expect_node;	/* in pool->expected while it is */
 	bool anticipating;		/* and it holds one of the kept slots */
-	struct hrtimer antic_timer;	/* ends it */
+	struct hrtimer antic_timer;	/* armed while it is: ends it */
 	u64 anticipated;		/* a bio came within the window */
 	/* latency target, and this window's completions against it */
 	u64 target_ns;
@@ -233,24 +234,51 @@ static void __member_end_expect(struct sluice_pool *p, struct sluice_member *m)
 /*
  * A slot is free, or a member started thinking: keep slots for the members
  * expected soon that would be served first (see sluice-think.h). The list
- * holds the members thinking now, each only for its window; of many, the
- * POOL_EXPECT_SCAN that started first are looked at.
+ * holds the members thinking, each until its window ends (dropped here once
+ * it has); of many, the POOL_EXPECT_SCAN that started first are looked at.
+ *
+ * No slot is kept against a waiter (the member the slot would go to) that
+ * has only the one bio and is owed alike: it gives the slot back once
+ * served, so keeping it only swaps the two, at the cost of an idle slot,
+ * and of a bio sent by the worker instead of its submitter. Two volumes of
+ * one bio each, on a fast device, would otherwise keep each other's slot
+ * in turn and never run side by side.
+ *
+ * Only a kept slot arms the member's timer: a volume of one bio goes idle
+ * at every completion, and a timer armed for each would cost more than
+ * the bio on a fast device.
  */
-static void __pool_keep_slots(struct sluice_pool *p)
+static void __pool_keep_slots(struct sluice_pool *p, u64 now)
 {
-	struct sluice_member *m;
+	struct sl_heap_node *top = sl_heap_top(&p->s.w);
+	struct sluice_member *m, *tmp, *next;
 	unsigned int scan = 0;
+	bool lone;
 
-	if (!sl_heap_top(&p->s.w))
+	if (!top)
 		return;
-	list_for_each_entry(m, &p->expected, expect_node) {
+	next = container_of(top, struct sluice_member, c.wnode);
+	lone = next->nr_queued + next->inflight == 1;
+	list_for_each_entry_safe(m, tmp, &p->expected, expect_node) {
+		if (now >= m->expect_until) {
+			__member_end_expect(p, m);
+			continue;
+		}
 		if (p->kept >= sl_think_slots(p->dc.depth) ||
 		    scan++ == POOL_EXPECT_SCAN)
 			return;
-		if (m->anticipating || !sl_sched_would_lead(&p->s, &m->c))
+		if (m->anticipating || !sl_sched_would_lead(&p->s, &m->c) ||
+		    (lone && sl_sched_alike(&next->c, &m->c)))
 			continue;
 		m->anticipating = true;
 		p->kept++;
+		/*
+		 * A timer of an earlier window that is running now ends this
+		 * one early: a slot given back too soon, never one kept too
+		 * long.
+		 */
+		hrtimer_start(&m->antic_timer, ns_to_ktime(m->expect_until),
+			      HRTIMER_MODE_ABS);
 	}
 }
 
@@ -267,12 +295,8 @@ static void __member_expect(struct sluice_pool *p, struct sluice_member *m,
 	if (!window)
 		return;
 	m->expected = true;
+	m->expect_until = now + window;
 	list_add_tail(&m->expect_node, &p->expected);
-	/*
-	 * A timer of an earlier window that is running now ends this one
-	 * early: a slot given back too soon, never one kept too long.
-	 */
-	hrtimer_start(&m->antic_timer, ns_to_ktime(window), HRTIMER_MODE_REL);
 }
 
 /* The squeeze changes: count only what is admitted from now on. */
@@ -502,7 +526,7 @@ static struct sluice_member *weight_attach(const char *name,
 	INIT_LIST_HEAD(&m->node);
 	INIT_LIST_HEAD(&m->expect_node);
 	sl_sched_client_init(&m->c, mp->weight, mp->reserve_iops, mp->reserve_bps);
-	hrtimer_init(&m->antic_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	hrtimer_init(&m->antic_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	m->antic_timer.function = member_antic_timer_fn;
 	m->target_ns = mp->latency_us * NSEC_PER_USEC;
 
@@ -696,7 +720,7 @@ static void weight_complete(struct sluice_member *m, struct bio *bio, u64 now)
 	__pool_latency_window(p, now);
 	if (!m->inflight && !m->nr_queued)
 		__member_expect(p, m, now);
-	__pool_keep_slots(p);
+	__pool_keep_slots(p, now);
 	kick = bound && __pool_room(p);
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (kick)

@@ -71,9 +71,9 @@ static void sluice_stats_reset(struct sluice_vol *v)
  */
 static void sluice_mark_downstream(struct sluice_vol *v, struct sluice_io *io)
 {
-	if (io->downstream)
+	if (io->end & SLUICE_END_DOWNSTREAM)
 		return;
-	io->downstream = true;
+	io->end |= SLUICE_END_DOWNSTREAM;
 	if (atomic_inc_return(&v->nr_downstream) == 1) {
 		WRITE_ONCE(v->downstream_since, ktime_get_ns());
 		if (!timer_pending(&v->probe_timer))
@@ -84,8 +84,8 @@ static void sluice_mark_downstream(struct sluice_vol *v, struct sluice_io *io)
 
 static void sluice_done_downstream(struct sluice_vol *v, struct sluice_io *io)
 {
-	if (io->downstream) {
-		io->downstream = false;
+	if (io->end & SLUICE_END_DOWNSTREAM) {
+		io->end &= ~SLUICE_END_DOWNSTREAM;
 		atomic_dec(&v->nr_downstream);
 	}
 }
@@ -102,7 +102,7 @@ void sluice_submit_list(struct bio_list *bl, enum sluice_next next)
 	while ((bio = bio_list_pop(bl))) {
 		struct sluice_io *io = sluice_bio_io(bio);
 		struct sluice_vol *v = io->vol;
-		bool was = io->downstream;
+		bool was = io->end & SLUICE_END_DOWNSTREAM;
 		u64 now = ktime_get_ns();
 
 		/* the submitter waits no longer: a full device may make it wait */
@@ -120,7 +120,7 @@ void sluice_submit_list(struct bio_list *bl, enum sluice_next next)
 		if (next != SLUICE_TO_DEVICE && io->pool_sc) {
 			struct sluice_c *sc = io->pool_sc;
 
-			io->pooled = true;
+			io->end |= SLUICE_END_POOLED;
 			sluice_mark_downstream(v, io);
 			if (!sc->policy->admit(sc->member, bio, now))
 				continue;
@@ -247,7 +247,7 @@ static void sluice_take_back(struct sluice_c *sc, struct bio_list *out, bool clo
 		if (!close)
 			sc->policy->reopen(sc->member);
 		bio_list_for_each(bio, out)
-			sluice_bio_io(bio)->pooled = false;
+			sluice_bio_io(bio)->end &= ~SLUICE_END_POOLED;
 	}
 	if (sc->group)
 		sluice_group_drain(sc->group, sc->vol, out, close);
@@ -624,6 +624,7 @@ static int sluice_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 			goto bad;
 		}
 	}
+	sc->plain = !sc->member && !sc->group;
 	ret = dm_get_device(ti, argv[0], dm_table_get_mode(ti->table), &sc->dev);
 	if (ret) {
 		ti->error = "Device lookup failed";
@@ -672,7 +673,7 @@ static int sluice_pass(struct sluice_c *sc, struct sluice_io *io,
 {
 	if (!sc->member)
 		return DM_MAPIO_REMAPPED;
-	io->pooled = true;
+	io->end |= SLUICE_END_POOLED;
 	sluice_mark_downstream(sc->vol, io);
 	if (!sc->policy->admit(sc->member, bio, io->start_ns))
 		return DM_MAPIO_SUBMITTED;
@@ -725,63 +726,67 @@ static void sluice_uncount_all(struct sluice_vol *v, struct sluice_io *io)
 		sluice_group_count(io->group, io, -1);
 }
 
-static int sluice_map(struct dm_target *ti, struct bio *bio)
+/*
+ * Count a bio with data in its volume's counters; whether it is the one in
+ * SLUICE_LAT_SAMPLE to time. With io, keep what a bio that may be taken
+ * back needs to be uncounted.
+ */
+static __always_inline bool sluice_count_in(struct sluice_stats *st,
+					    struct bio *bio, enum req_op op,
+					    int d, struct sluice_io *io)
 {
-	struct sluice_c *sc = ti->private;
-	struct sluice_vol *v = sc->vol;
-	struct sluice_io *io = sluice_bio_io(bio);
-	enum req_op op = bio_op(bio);
-	bool suspending;
-	u64 now, wait;
-	int d;
-
-	io->pooled = false;
-	io->start_ns = 0;
-	io->throttled = false;
-	io->group_passed = false;
-	io->downstream = false;
-	io->charged = 0;
-	io->waited = 0;
-	io->group_throttled = false;
-	io->dir = SL_READ;
-	/* our own probe: dm is not holding bios back (see sluice_is_probe()) */
-	if (unlikely(sluice_is_probe(bio))) {
-		bio_endio(bio);
-		return DM_MAPIO_SUBMITTED;
-	}
-	io->pool_sc = sc->member ? sc : NULL;
-	io->vol = v;
-	io->group = sc->group;
-	bio_set_dev(bio, sc->dev->bdev);
-	if (bio_sectors(bio))
-		bio->bi_iter.bi_sector = sc->start +
-			dm_target_offset(ti, bio->bi_iter.bi_sector);
-
-	/* An empty flush moves no data and is never held. */
-	if (!bio_sectors(bio)) {
-		sluice_count(&v->st, flushes, 1);
-		return DM_MAPIO_REMAPPED;
-	}
-	io->start_ns = ktime_get_ns();
-
-	d = op_is_write(op) ? SL_WRITE : SL_READ;
-	io->dir = d;
 	/*
 	 * Write-zeroes and secure erase make the device write their whole
 	 * range: charged their size, as blk-throttle does. A discard may
 	 * write nothing: one IO, no bytes.
 	 */
-	io->count_bytes = op != REQ_OP_DISCARD;
-	io->bytes = io->count_bytes ? bio->bi_iter.bi_size : 0;
-	io->stats_gen = atomic_read(&v->stats_gen);
-	io->wb = d == SL_WRITE && io->count_bytes && sluice_is_writeback(bio);
-	sluice_count(&v->st, ios[d], 1);
-	if (io->count_bytes)
-		sluice_count(&v->st, bytes[d], io->bytes);
+	bool count_bytes = op != REQ_OP_DISCARD;
+	u32 bytes = count_bytes ? bio->bi_iter.bi_size : 0;
+	bool wb = d == SL_WRITE && count_bytes && sluice_is_writeback(bio);
+	u64 n;
+
+	if (io) {
+		io->count_bytes = count_bytes;
+		io->bytes = bytes;
+		io->wb = wb;
+	}
+	n = this_cpu_add_return(st->pcpu->ios[d], 1);
+	if (likely(count_bytes))
+		sluice_count(st, bytes[d], bytes);
 	else
-		atomic64_inc(&v->st.discards);
-	if (io->wb)
-		sluice_count(&v->st, wb_bytes, io->bytes);
+		atomic64_inc(&st->discards);
+	if (wb)
+		sluice_count(st, wb_bytes, bytes);
+	/* the first, so that a volume of few bios is timed at all */
+	return (n & (SLUICE_LAT_SAMPLE - 1)) == 1;
+}
+
+/* A bio with data that a limit, a group or a pool may hold. */
+static noinline int sluice_map_held(struct dm_target *ti, struct bio *bio)
+{
+	struct sluice_c *sc = ti->private;
+	struct sluice_vol *v = sc->vol;
+	struct sluice_io *io = sluice_bio_io(bio);
+	enum req_op op = bio_op(bio);
+	int d = op_is_write(op) ? SL_WRITE : SL_READ;
+	bool suspending;
+	u64 now, wait;
+
+	io->dir = d;
+	/* before it counts: a reset since then leaves it counted */
+	io->stats_gen = atomic_read(&v->stats_gen);
+	io->end = SLUICE_END_COUNTED;
+	if (sluice_count_in(&v->st, bio, op, d, io))
+		io->end |= SLUICE_END_TIMED;
+	io->start_ns = ktime_get_ns();
+	io->throttled = false;
+	io->group_passed = false;
+	io->charged = 0;
+	io->waited = 0;
+	io->group_throttled = false;
+	io->pool_sc = sc->member ? sc : NULL;
+	io->vol = v;
+	io->group = sc->group;
 	if (io->group)
 		sluice_group_count(io->group, io, 1);
 
@@ -824,26 +829,108 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 	return DM_MAPIO_SUBMITTED;
 }
 
-static int sluice_end_io(struct dm_target *ti, struct bio *bio,
-			 blk_status_t *error)
+/* Our own probe: dm is not holding bios back (see sluice_is_probe()). */
+static noinline int sluice_map_probe(struct bio *bio)
+{
+	sluice_bio_io(bio)->end = 0;
+	bio_endio(bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+/* An empty flush moves no data and is never held. */
+static noinline int sluice_map_flush(struct sluice_c *sc, struct bio *bio)
+{
+	sluice_bio_io(bio)->end = 0;
+	sluice_count(&sc->vol->st, flushes, 1);
+	return DM_MAPIO_REMAPPED;
+}
+
+/* One in SLUICE_LAT_SAMPLE unlimited bios is timed. */
+static noinline int sluice_map_timed(struct bio *bio, int d)
+{
+	struct sluice_io *io = sluice_bio_io(bio);
+
+	io->dir = d;
+	io->end = SLUICE_END_COUNTED | SLUICE_END_TIMED;
+	io->start_ns = ktime_get_ns();
+	return DM_MAPIO_REMAPPED;
+}
+
+/*
+ * The unlimited path is the one most bios take, and is kept to what dm-linear
+ * does and the counting; the rest is out of line. Its bio carries its volume
+ * in bi_private, which dm leaves NULL in a clone it maps and does not use,
+ * so that end_io knows it without the per-bio data.
+ */
+static int sluice_map(struct dm_target *ti, struct bio *bio)
+{
+	struct sluice_c *sc = ti->private;
+	struct sluice_vol *v;
+	enum req_op op;
+	int d;
+
+	if (unlikely(sluice_is_probe(bio)))
+		return sluice_map_probe(bio);
+	bio_set_dev(bio, sc->dev->bdev);
+	if (unlikely(!bio_sectors(bio)))
+		return sluice_map_flush(sc, bio);
+	bio->bi_iter.bi_sector = sc->start +
+		dm_target_offset(ti, bio->bi_iter.bi_sector);
+	v = sc->vol;
+	op = bio_op(bio);
+	d = op_is_write(op) ? SL_WRITE : SL_READ;
+	/* no limit in force, no group, no pool: nothing may hold it */
+	if (unlikely(!sc->plain || READ_ONCE(v->s.limited) ||
+		     !list_empty_careful(&v->s.queue[d])))
+		return sluice_map_held(ti, bio);
+	if (unlikely(sluice_count_in(&v->st, bio, op, d, NULL)))
+		return sluice_map_timed(bio, d);
+	bio->bi_private = v;
+	return DM_MAPIO_REMAPPED;
+}
+
+/* A bio held, pooled, timed or without data. */
+static noinline int sluice_end_io_more(struct dm_target *ti, struct bio *bio,
+				       blk_status_t error)
 {
 	struct sluice_c *sc = ti->private;
 	struct sluice_io *io = sluice_bio_io(bio);
-	struct sluice_stats *st = &sc->vol->st;
-	u64 now = ktime_get_ns(), lat;
+	struct sluice_stats *st;
+	u64 now = 0, lat;
 
-	if (io->pooled)
+	if (io->end & SLUICE_END_POOLED) {
+		now = ktime_get_ns();
 		sc->policy->complete(sc->member, bio, now);
+	}
 	sluice_done_downstream(sc->vol, io);
-	/* a bio with data (its size here is what is left of it: none) */
-	if (!io->start_ns || *error == BLK_STS_DM_REQUEUE)
+	if (!(io->end & SLUICE_END_COUNTED) || error == BLK_STS_DM_REQUEUE)
 		return DM_ENDIO_DONE;
-	if (*error)
+	st = &sc->vol->st;
+	if (error)
 		atomic64_inc(&st->errors[io->dir]);
+	if (!(io->end & SLUICE_END_TIMED))
+		return DM_ENDIO_DONE;
+	if (!now)
+		now = ktime_get_ns();
 	lat = now - io->start_ns;
 	sluice_count(st, lat_ns, lat);
 	sluice_count(st, lat_hist[sl_lat_bucket(lat)], 1);
 	return DM_ENDIO_DONE;
+}
+
+static int sluice_end_io(struct dm_target *ti, struct bio *bio,
+			 blk_status_t *error)
+{
+	struct sluice_vol *v = bio->bi_private;
+
+	/* the unlimited path's bio, untimed (see sluice_map()) */
+	if (likely(v)) {
+		if (unlikely(*error) && *error != BLK_STS_DM_REQUEUE)
+			atomic64_inc(&v->st.errors[op_is_write(bio_op(bio)) ?
+						   SL_WRITE : SL_READ]);
+		return DM_ENDIO_DONE;
+	}
+	return sluice_end_io_more(ti, bio, *error);
 }
 
 /*

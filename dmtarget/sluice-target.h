@@ -33,10 +33,21 @@ struct sluice_pcpu_stats {
 	u64 bytes[2];
 	u64 wb_bytes;
 	u64 flushes;
-	/* completion latency: arrival at the target to completion */
+	/*
+	 * Completion latency, arrival at the target to completion, of one
+	 * bio with data in SLUICE_LAT_SAMPLE of each direction on each CPU:
+	 * those that take this CPU's ios[dir] to one past a multiple of it.
+	 */
 	u64 lat_ns;
 	u64 lat_hist[SL_LAT_BUCKETS];
 };
+
+/*
+ * Timing a bio reads the clock twice, which costs more than the rest of an
+ * unlimited bio's path together; one in this many is enough for the
+ * histogram (a power of two).
+ */
+#define SLUICE_LAT_SAMPLE 16
 
 /*
  * Counters, updated without the stage lock so that the unthrottled path
@@ -133,6 +144,7 @@ struct sluice_c {
 	struct sluice_policy_type *policy;	/* with pool= */
 	struct sluice_member *member;
 	struct sluice_group *group;	/* with group= */
+	bool plain;			/* neither: no stage after its own */
 };
 
 /* Per-bio data. */
@@ -142,13 +154,17 @@ struct sluice_io {
 	u64 seq;
 	u32 bytes;			/* counted in st.bytes */
 	u32 stats_gen;			/* vol->stats_gen when counted */
+	u8 end;				/* SLUICE_END_*: set in map first */
 	u8 dir;
+	/*
+	 * The rest is set only on the path that may hold it (a limit, a
+	 * group, a pool): the unlimited path's bio is never held or taken
+	 * back, and no one reads them.
+	 */
 	bool count_bytes;		/* not a discard */
 	bool wb;			/* counted in st.wb_bytes */
 	bool throttled;			/* counted in st.throttled */
-	bool pooled;			/* admitted to the pool: complete it */
 	bool group_passed;		/* its group has it, or charged it */
-	bool downstream;		/* counted in vol->nr_downstream */
 	u8 charged;			/* SLUICE_CHARGED_*: the stages that did */
 	/*
 	 * SLUICE_CHARGED_*: the stages that held it and counted its wait,
@@ -157,12 +173,21 @@ struct sluice_io {
 	u8 waited;
 	bool group_throttled;		/* counted in its group's throttled */
 	u64 wait_ns[2];			/* by the volume's stage, the group's */
-	u64 start_ns;			/* arrival at the target; 0: no data */
+	u64 start_ns;			/* arrival at the target (if timed) */
 	struct sluice_pool_stamp pool;	/* the pool policy's */
 	struct sluice_c *pool_sc;	/* the table whose pool it goes to */
 	struct sluice_vol *vol;
 	struct sluice_group *group;
 };
+
+/*
+ * What end_io has to do for a bio. A bio of the unlimited path has only
+ * SLUICE_END_COUNTED, and end_io tests that with one compare.
+ */
+#define SLUICE_END_COUNTED 1	/* has data: counted in st */
+#define SLUICE_END_TIMED 2	/* in the latency sample: start_ns */
+#define SLUICE_END_POOLED 4	/* admitted to the pool: complete it */
+#define SLUICE_END_DOWNSTREAM 8	/* counted in vol->nr_downstream */
 
 #define SLUICE_CHARGED_VOL 1
 #define SLUICE_CHARGED_GROUP 2

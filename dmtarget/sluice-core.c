@@ -706,6 +706,86 @@ u64 sl_throttle_admit(struct sl_throttle *t, const struct sl_limits *lim,
 	return wait;
 }
 
+/* ceil(a * b / c), saturated to U64_MAX; c != 0. */
+static u64 sl_mul_div_ceil(u64 a, u64 b, u64 c)
+{
+	u64 q = sl_mul_div(a, b, c);
+
+	if (q == U64_MAX || (sl_u128)q * c == (sl_u128)a * b)
+		return q;
+	return q + 1;
+}
+
+static u64 sl_sat_mul(u64 a, u64 b)
+{
+	sl_u128 p = (sl_u128)a * b;
+
+	return p >> 64 ? U64_MAX : (u64)p;
+}
+
+/* What nr IOs of bytes in all cost bucket b at rate (io_ns an IO), ns. */
+static u64 sl_cost_many_ns(int b, u64 rate, u64 io_ns, u64 nr, u64 bytes)
+{
+	if (b >= SL_IOPS)
+		return sl_sat_mul(nr, io_ns);
+	return bytes ? sl_mul_div_ceil(bytes, SL_NSEC_PER_SEC, rate) : 0;
+}
+
+void sl_throttle_charge_many(struct sl_throttle *t, const struct sl_limits *lim,
+			     u64 now, enum sl_dir dir, u64 nr, u64 bytes)
+{
+	const u8 *on = lim->on[dir][1];
+	unsigned int i;
+
+	if (!nr)
+		return;
+	for (i = 0; i < lim->nr_on[dir][1]; i++) {
+		const struct sl_bucket_cfg *bc = &lim->b[on[i]];
+		int b = on[i];
+		u64 start;
+
+		start = t->tat[b] > now ? t->tat[b] : now;
+		t->tat[b] = sl_sat_add(start, sl_cost_many_ns(b, bc->rate, bc->io_ns,
+							      nr, bytes));
+		if (bc->burst_rate) {
+			start = t->burst_tat[b] > now ? t->burst_tat[b] : now;
+			t->burst_tat[b] = sl_sat_add(start,
+				sl_cost_many_ns(b, bc->burst_rate, bc->burst_io_ns, nr,
+						bytes));
+		}
+	}
+}
+
+/* Whether a bucket at tat, of depth tau, holds cost more at now. */
+static bool sl_fits(u64 tat, u64 tau, u64 cost, u64 now)
+{
+	u64 start = tat > now ? tat : now;
+
+	return sl_sat_add(start, cost) - now <= tau;
+}
+
+bool sl_throttle_has_room(const struct sl_throttle *t, const struct sl_limits *lim,
+			  u64 now, u64 nr, u64 bytes)
+{
+	int b;
+
+	for (b = 0; b < SL_NR_BUCKETS; b++) {
+		const struct sl_bucket_cfg *bc = &lim->b[b];
+
+		if (!bc->rate)
+			continue;
+		if (!sl_fits(t->tat[b], bc->tau_ns,
+			     sl_cost_many_ns(b, bc->rate, bc->io_ns, nr, bytes), now))
+			return false;
+		if (bc->burst_rate &&
+		    !sl_fits(t->burst_tat[b], bc->burst_tau_ns,
+			     sl_cost_many_ns(b, bc->burst_rate, bc->burst_io_ns, nr,
+					     bytes), now))
+			return false;
+	}
+	return true;
+}
+
 /*
  * Take back the charge of an IO that will be submitted, and charged, again
  * (a noflush suspend hands it back to device-mapper): each bucket's tat

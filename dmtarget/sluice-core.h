@@ -192,6 +192,24 @@ u64 sl_throttle_admit(struct sl_throttle *t, const struct sl_limits *lim,
 void sl_throttle_charge(struct sl_throttle *t, const struct sl_limits *lim,
 			u64 now, enum sl_dir dir, u64 bytes, bool count_bytes);
 
+/*
+ * Charge nr IOs of dir that count bytes, bytes in all, each no larger than
+ * lim->iops_size (if set), all at now: what nr sl_throttle_charge() calls
+ * would charge, the bytes rounded up once rather than per IO. For IOs the
+ * target passed without looking at the buckets (see sl_throttle_has_room()).
+ */
+void sl_throttle_charge_many(struct sl_throttle *t, const struct sl_limits *lim,
+			     u64 now, enum sl_dir dir, u64 nr, u64 bytes);
+
+/*
+ * Whether every bucket that applies to IOs with bytes, of either direction,
+ * would still be within its depth with nr more IOs of bytes in all charged
+ * at now: IOs of that much could start now, whenever they are charged
+ * before the bucket next changes.
+ */
+bool sl_throttle_has_room(const struct sl_throttle *t, const struct sl_limits *lim,
+			  u64 now, u64 nr, u64 bytes);
+
 /* Take back the charge of an IO that will be charged again. */
 void sl_throttle_refund(struct sl_throttle *t, const struct sl_limits *lim,
 			u64 now, enum sl_dir dir, u64 bytes, bool count_bytes);

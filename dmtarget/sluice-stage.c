@@ -4,8 +4,27 @@
  * arrival order per direction, released by a worker woken by an hrtimer.
  * A volume has one for its own limits, a shared limit group one for the
  * group's. Callers hold s->lock for the __ functions.
+ *
+ * Batch mode. A bio that passes its buckets at once costs the lock, a read
+ * of the clock and the bucket arithmetic, as much as the rest of its path;
+ * with limits far above what the volume does, every bio pays that for a
+ * wait that never comes. So while every bucket has room for what all CPUs
+ * could pass before they are next charged (the guard), a volume's stage is
+ * in batch mode: its bios pass without the lock or the clock, each CPU
+ * counts them (struct sluice_batch), and a CPU that has passed
+ * SLUICE_BATCH_IOS bios or SLUICE_BATCH_BYTES of a direction since the last
+ * fold charges every CPU's to the buckets at once
+ * (sl_throttle_charge_many()). The stage leaves batch mode when a fold
+ * finds less room than the guard; it enters it, on the locked path, when a
+ * bio passed, nothing is held, and there is room for twice the guard. The
+ * guard counts every online CPU with one bio more than its bound in each
+ * direction, so the buckets are charged everything before any could run
+ * past its depth: batch mode passes only what the locked path would have
+ * passed at once, charged a little later. Bios larger than batch_max, and
+ * discards, take the locked path.
  */
 #include <linux/ktime.h>
+#include <linux/percpu.h>
 
 #include "sluice-target.h"
 
@@ -29,12 +48,21 @@ void sluice_stage_init(struct sluice_stage *s, work_func_t dispatch)
 	INIT_WORK(&s->dispatch, dispatch);
 }
 
+/* A volume's stage may go into batch mode. */
+int sluice_stage_batch_init(struct sluice_stage *s)
+{
+	s->pcpu = alloc_percpu(struct sluice_batch);
+	return s->pcpu ? 0 : -ENOMEM;
+}
+
 /* When its last user goes: nothing is held, nothing may run after. */
 void sluice_stage_stop(struct sluice_stage *s)
 {
 	hrtimer_cancel(&s->timer);
 	cancel_work_sync(&s->dispatch);
 	WARN_ON_ONCE(s->nr_queued);
+	free_percpu(s->pcpu);
+	s->pcpu = NULL;
 }
 
 /* Make lim the stage's limits, carrying the buckets over (see core). */
@@ -43,10 +71,78 @@ void sluice_stage_install(struct sluice_stage *s, const struct sl_limits *lim)
 	u64 now = ktime_get_ns();
 
 	spin_lock(&s->lock);
+	/* what passed under the old limits is charged at them */
+	__sluice_stage_end_batch(s, now);
 	sl_throttle_rescale(&s->thr, &s->lim, lim, now);
 	s->lim = *lim;
+	s->batch_max = lim->iops_size && lim->iops_size < SLUICE_BATCH_BYTES ?
+		       lim->iops_size : SLUICE_BATCH_BYTES;
 	WRITE_ONCE(s->limited, lim->any);
 	spin_unlock(&s->lock);
+}
+
+/* What every CPU may pass in batch mode before its bios are charged. */
+static void sluice_stage_guard(const struct sluice_stage *s, u64 *nr, u64 *bytes)
+{
+	u64 cpus = num_online_cpus();
+
+	/* both directions; one bio past the bound, one after a migration */
+	*nr = 2 * cpus * (SLUICE_BATCH_IOS + 2);
+	*bytes = 2 * cpus * (SLUICE_BATCH_BYTES + 2ULL * s->batch_max);
+}
+
+/* Charge the buckets what every CPU passed in batch mode since the last. */
+void __sluice_stage_fold(struct sluice_stage *s, u64 now)
+{
+	u64 ios[2] = { 0, 0 }, bytes[2] = { 0, 0 }, gnr, gbytes;
+	int cpu, d;
+
+	if (!s->pcpu)
+		return;
+	for_each_possible_cpu(cpu) {
+		struct sluice_batch *b = per_cpu_ptr(s->pcpu, cpu);
+
+		for (d = 0; d < 2; d++) {
+			/* the owner may be adding: what it added later is next */
+			u64 n = READ_ONCE(b->ios[d]), by = READ_ONCE(b->bytes[d]);
+
+			ios[d] += n - b->folded_ios[d];
+			bytes[d] += by - b->folded_bytes[d];
+			WRITE_ONCE(b->folded_ios[d], n);
+			WRITE_ONCE(b->folded_bytes[d], by);
+		}
+	}
+	for (d = 0; d < 2; d++)
+		sl_throttle_charge_many(&s->thr, &s->lim, now, d, ios[d], bytes[d]);
+	if (!s->batch)
+		return;
+	sluice_stage_guard(s, &gnr, &gbytes);
+	if (!sl_throttle_has_room(&s->thr, &s->lim, now, gnr, gbytes))
+		WRITE_ONCE(s->batch, false);
+}
+
+/*
+ * A bio passed on the locked path: go into batch mode if nothing is held
+ * and there is room for twice the guard (looked at once a millisecond).
+ */
+void __sluice_stage_try_batch(struct sluice_stage *s, u64 now)
+{
+	u64 gnr, gbytes;
+
+	if (s->batch || !s->pcpu || s->nr_queued || !s->lim.any ||
+	    now - s->batch_tried < NSEC_PER_MSEC)
+		return;
+	s->batch_tried = now;
+	sluice_stage_guard(s, &gnr, &gbytes);
+	if (sl_throttle_has_room(&s->thr, &s->lim, now, 2 * gnr, 2 * gbytes))
+		WRITE_ONCE(s->batch, true);
+}
+
+/* Leave batch mode, charging what it passed (a bio may still be passing). */
+void __sluice_stage_end_batch(struct sluice_stage *s, u64 now)
+{
+	WRITE_ONCE(s->batch, false);
+	__sluice_stage_fold(s, now);
 }
 
 /* Arm the timer for expires unless it is already due earlier. */
@@ -114,6 +210,7 @@ void __sluice_stage_hold(struct sluice_stage *s, struct sluice_io *io, u64 now)
 {
 	io->arrival_ns = now;
 	io->seq = s->seq++;
+	WRITE_ONCE(s->batch, false);
 	list_add_tail(&io->entry, &s->queue[io->dir]);
 	s->nr_queued++;
 }

@@ -460,6 +460,12 @@ static struct sluice_vol *sluice_vol_get(struct mapped_device *md, sector_t begi
 		v = NULL;
 		goto out;
 	}
+	if (sluice_stage_batch_init(&v->s)) {
+		sluice_stats_free(&v->st);
+		kfree(v);
+		v = NULL;
+		goto out;
+	}
 	v->devt = devt;
 	v->md = md;
 	v->begin = begin;
@@ -796,6 +802,9 @@ static noinline int sluice_map_held(struct dm_target *ti, struct bio *bio)
 	spin_lock(&v->s.lock);
 	/* read before the lock: the buckets take a time just past as well */
 	now = io->start_ns;
+	/* batch mode ended since this CPU last passed a bio in it */
+	if (unlikely(sluice_stage_cpu_unfolded(&v->s)))
+		__sluice_stage_fold(&v->s, now);
 	/*
 	 * Suspending, with noflush: dm takes the bio back and submits it
 	 * again after the resume, when the limits hold it. A normal suspend
@@ -810,6 +819,8 @@ static noinline int sluice_map_held(struct dm_target *ti, struct bio *bio)
 	}
 	wait = __sluice_stage_admit(&v->s, io, now);
 	if (!wait) {
+		if (!suspending)
+			__sluice_stage_try_batch(&v->s, now);
 		spin_unlock(&v->s.lock);
 		if (!suspending)
 			return sluice_next(sc, io, bio);
@@ -856,6 +867,45 @@ static noinline int sluice_map_timed(struct bio *bio, int d)
 	return DM_MAPIO_REMAPPED;
 }
 
+/* A CPU passed its share of a batch: charge every CPU's. */
+static noinline void sluice_stage_fold_now(struct sluice_stage *s)
+{
+	spin_lock(&s->lock);
+	__sluice_stage_fold(s, ktime_get_ns());
+	spin_unlock(&s->lock);
+}
+
+/*
+ * A bio of a limited volume (or one with a group or pool, or held bios):
+ * passed without the lock while its stage is in batch mode (see
+ * sluice-stage.c), else on the locked path.
+ */
+static noinline int sluice_map_limited(struct dm_target *ti, struct bio *bio,
+				       int d)
+{
+	struct sluice_c *sc = ti->private;
+	struct sluice_vol *v = sc->vol;
+	struct sluice_stage *s = &v->s;
+	enum req_op op = bio_op(bio);
+	u32 bytes = bio->bi_iter.bi_size;
+	u64 n, by;
+
+	/* batch mode ends before a bio is held: no queue to pass */
+	if (!sc->plain || !READ_ONCE(s->batch) || op == REQ_OP_DISCARD ||
+	    bytes > READ_ONCE(s->batch_max))
+		return sluice_map_held(ti, bio);
+	n = this_cpu_add_return(s->pcpu->ios[d], 1);
+	by = this_cpu_add_return(s->pcpu->bytes[d], bytes);
+	/* another CPU's folded, after a migration: this CPU's next bio folds */
+	if (unlikely(n - this_cpu_read(s->pcpu->folded_ios[d]) >= SLUICE_BATCH_IOS ||
+		     by - this_cpu_read(s->pcpu->folded_bytes[d]) >= SLUICE_BATCH_BYTES))
+		sluice_stage_fold_now(s);
+	if (unlikely(sluice_count_in(&v->st, bio, op, d, NULL)))
+		return sluice_map_timed(bio, d);
+	bio->bi_private = v;
+	return DM_MAPIO_REMAPPED;
+}
+
 /*
  * The unlimited path is the one most bios take, and is kept to what dm-linear
  * does and the counting; the rest is out of line. Its bio carries its volume
@@ -882,7 +932,7 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 	/* no limit in force, no group, no pool: nothing may hold it */
 	if (unlikely(!sc->plain || READ_ONCE(v->s.limited) ||
 		     !list_empty_careful(&v->s.queue[d])))
-		return sluice_map_held(ti, bio);
+		return sluice_map_limited(ti, bio, d);
 	if (unlikely(sluice_count_in(&v->st, bio, op, d, NULL)))
 		return sluice_map_timed(bio, d);
 	bio->bi_private = v;
@@ -958,6 +1008,7 @@ static void sluice_presuspend(struct dm_target *ti)
 	spin_lock(&v->s.lock);
 	v->may_hold = false;
 	v->live_sc = NULL;
+	__sluice_stage_end_batch(&v->s, ktime_get_ns());
 	__sluice_stage_release(&v->s, &v->st, &out, ktime_get_ns(),
 			       requeue ? SLUICE_RETURN : SLUICE_ALL, U64_MAX);
 	spin_unlock(&v->s.lock);
@@ -1066,7 +1117,8 @@ static void sluice_resume(struct dm_target *ti)
 }
 
 static void sluice_emit_info(struct sluice_stats *st, const struct sluice_pcpu_stats *c,
-			     char *result, unsigned int maxlen, unsigned int nr_queued)
+			     char *result, unsigned int maxlen, unsigned int nr_queued,
+			     bool batch)
 {
 	unsigned int sz = 0;
 	int i;
@@ -1087,6 +1139,7 @@ static void sluice_emit_info(struct sluice_stats *st, const struct sluice_pcpu_s
 	DMEMIT(" lat_ns=%llu lat_hist=", c->lat_ns);
 	for (i = 0; i < SL_LAT_BUCKETS; i++)
 		DMEMIT("%s%llu", i ? "," : "", c->lat_hist[i]);
+	DMEMIT(" batch=%u", batch);
 }
 
 /* The table's config as in force: its group's limits from the group. */
@@ -1140,15 +1193,17 @@ static void sluice_status(struct dm_target *ti, status_type_t type,
 	struct sluice_pcpu_stats c;
 	struct sl_config cfg;
 	unsigned int sz = 0, nr_queued;
+	bool batch;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
 		/* the base a reset sets, with its generation */
 		spin_lock(&v->s.lock);
 		nr_queued = v->s.nr_queued;
+		batch = v->s.batch;
 		sluice_stats_read(&v->st, &c);
 		spin_unlock(&v->s.lock);
-		sluice_emit_info(&v->st, &c, result, maxlen, nr_queued);
+		sluice_emit_info(&v->st, &c, result, maxlen, nr_queued, batch);
 		sz = strlen(result);
 		if (sc->group)
 			sluice_group_status(sc->group, result, maxlen, &sz);

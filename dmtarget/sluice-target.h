@@ -68,12 +68,31 @@ struct sluice_stats {
 /* Add to this CPU's copy of a per-CPU counter; any context. */
 #define sluice_count(st, field, n) this_cpu_add((st)->pcpu->field, (n))
 
+/*
+ * A CPU's bios that a volume's stage passed in batch mode (see
+ * sluice-stage.c): what it passed, added by that CPU, and what of it the
+ * buckets were charged, written under the stage's lock.
+ */
+struct sluice_batch {
+	u64 ios[2], bytes[2];
+	u64 folded_ios[2], folded_bytes[2];
+};
+
+/* A CPU folds its batch into the buckets after this many bios, or bytes. */
+#define SLUICE_BATCH_IOS 32
+#define SLUICE_BATCH_BYTES (1024 * 1024)
+
 struct sluice_stage {
 	spinlock_t lock;		/* protects everything below */
 	struct list_head queue[2];	/* held bios per direction, FIFO */
 	unsigned int nr_queued;
 	u64 seq;			/* arrival order across directions */
 	bool limited;			/* lim.any, read without the lock */
+	/* batch mode: a volume's stage only (pcpu), read without the lock */
+	bool batch;
+	u32 batch_max;			/* the largest bio it passes */
+	u64 batch_tried;		/* when the last try to enter it was */
+	struct sluice_batch __percpu *pcpu;
 	struct sl_limits lim;
 	struct sl_throttle thr;
 	struct hrtimer timer;		/* queues dispatch on sluice_wq */
@@ -233,6 +252,22 @@ void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
 /* sluice-stats.c */
 int sluice_stats_init(struct sluice_stats *st);
 void sluice_stats_free(struct sluice_stats *st);
+int sluice_stage_batch_init(struct sluice_stage *s);
+void __sluice_stage_fold(struct sluice_stage *s, u64 now);
+void __sluice_stage_try_batch(struct sluice_stage *s, u64 now);
+void __sluice_stage_end_batch(struct sluice_stage *s, u64 now);
+
+/*
+ * Whether this CPU has bios it passed in batch mode that the buckets were
+ * not charged yet; any context.
+ */
+static inline bool sluice_stage_cpu_unfolded(struct sluice_stage *s)
+{
+	return s->pcpu &&
+	       (this_cpu_read(s->pcpu->ios[0]) != this_cpu_read(s->pcpu->folded_ios[0]) ||
+		this_cpu_read(s->pcpu->ios[1]) != this_cpu_read(s->pcpu->folded_ios[1]));
+}
+
 void sluice_stats_read(struct sluice_stats *st, struct sluice_pcpu_stats *now);
 void sluice_stats_wait(struct sluice_stats *st, struct sluice_io *io, u8 stage, u64 wait);
 void sluice_stats_unwait(struct sluice_stats *st, struct sluice_io *io, u8 stage);

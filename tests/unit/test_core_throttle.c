@@ -501,9 +501,135 @@ static void admit_walks_only_the_buckets_that_apply(void)
 	}
 }
 
+/*
+ * Batched charges: nr IOs charged at once cost each IOPS bucket exactly
+ * what nr single charges do, and each bytes bucket at most that, and no
+ * less by more than a nanosecond an IO (the single charges round each IO
+ * up, the batch rounds the sum once). Limit sets from a fixed list, with
+ * bursts and iops_size; IOs no larger than iops_size, as the target sends
+ * them.
+ */
+static void charge_many_matches_single_charges(void)
+{
+	static const char *const lines[] = {
+		"iops=1000", "riops=333 wbps=1048577", "bps=1000000007 iops=99991",
+		"iops=5000 iops_max=20000 burst_s=5 bps=7000000 bps_max=9000000",
+		"iops=200 iops_size=65536", "rbps=1 wiops=1", "iops=18446744073709551615",
+		"bps=3 bps_max=5 burst_s=86400 iops=7 iops_max=11",
+	};
+	unsigned int seed = 777, i, k;
+
+	for (i = 0; i < ARRAY_SIZE(lines); i++) {
+		struct sl_limits lim;
+
+		limits(&lim, lines[i]);
+		for (k = 0; k < 50; k++) {
+			struct sl_throttle one, many;
+			u64 now = NS + k * 12345678ULL, bytes = 0, nr, j;
+			enum sl_dir dir = k % 2 ? SL_WRITE : SL_READ;
+			int b;
+
+			sl_throttle_init(&one);
+			seed = seed * 1103515245 + 12345;
+			nr = 1 + (seed >> 8) % 64;
+			/* a bucket partly used before */
+			sl_throttle_charge(&one, &lim, now - 1000, dir, 4096, true);
+			many = one;
+			for (j = 0; j < nr; j++) {
+				u64 sz;
+
+				seed = seed * 1103515245 + 12345;
+				sz = 512ULL << ((seed >> 20) % 8);
+				if (lim.iops_size && sz > lim.iops_size)
+					sz = lim.iops_size;
+				bytes += sz;
+				sl_throttle_charge(&one, &lim, now, dir, sz, true);
+			}
+			sl_throttle_charge_many(&many, &lim, now, dir, nr, bytes);
+			for (b = 0; b < SL_NR_BUCKETS; b++) {
+				u64 o = one.tat[b], m = many.tat[b];
+				u64 ob = one.burst_tat[b], mb = many.burst_tat[b];
+
+				if (b >= SL_IOPS) {
+					CHECK_EQ_U64(m, o);
+					CHECK_EQ_U64(mb, ob);
+				} else {
+					CHECK(m <= o && (o == UINT64_MAX || o - m < nr));
+					CHECK(mb <= ob && (ob == UINT64_MAX || ob - mb < nr));
+				}
+			}
+		}
+	}
+}
+
+/*
+ * sl_throttle_has_room(nr, bytes) says yes exactly when charging that much
+ * to every bucket on, of either direction, would leave both directions
+ * free to start an IO (no bucket past its depth). Random limits and
+ * states; the charge is made to each direction's buckets in turn, a total
+ * bucket once.
+ */
+static void has_room_agrees_with_wait(void)
+{
+	static const char *const lines[] = {
+		"iops=1000", "riops=333 wbps=1048577", "bps=1000000 iops=2000",
+		"iops=5000 iops_max=20000 burst_s=5 bps=7000000 bps_max=9000000",
+		"rbps=4096000 wbps=8192000 riops=1000 wiops=2000",
+	};
+	unsigned int seed = 4242, i, k, yes = 0, no = 0;
+
+	for (i = 0; i < ARRAY_SIZE(lines); i++) {
+		struct sl_limits lim, rd, wr;
+
+		limits(&lim, lines[i]);
+		/* the write-only buckets, so that a total is charged once */
+		rd = lim;
+		wr = lim;
+		for (k = 0; k < 300; k++) {
+			struct sl_throttle t, c;
+			u64 now = NS + k * 1000003ULL, nr, bytes, j, used;
+			bool room, free;
+			int b;
+
+			sl_throttle_init(&t);
+			seed = seed * 1103515245 + 12345;
+			used = (seed >> 8) % 150;
+			for (j = 0; j < used; j++)
+				sl_throttle_charge(&t, &lim, now - 100000, j % 2, 4096, true);
+			seed = seed * 1103515245 + 12345;
+			nr = 1 + (seed >> 8) % 120;
+			bytes = nr * (512 << ((seed >> 20) % 4));
+			room = sl_throttle_has_room(&t, &lim, now, nr, bytes);
+			c = t;
+			sl_throttle_charge_many(&c, &rd, now, SL_READ, nr, bytes);
+			/* the write buckets not charged as read ones */
+			memset(&wr.on, 0, sizeof(wr.on));
+			memset(&wr.nr_on, 0, sizeof(wr.nr_on));
+			for (b = 0; b < lim.nr_on[SL_WRITE][1]; b++) {
+				u8 x = lim.on[SL_WRITE][1][b];
+
+				if (!memchr(lim.on[SL_READ][1], x, lim.nr_on[SL_READ][1]))
+					wr.on[SL_WRITE][1][wr.nr_on[SL_WRITE][1]++] = x;
+			}
+			sl_throttle_charge_many(&c, &wr, now, SL_WRITE, nr, bytes);
+			free = !sl_throttle_wait(&c, &lim, now, SL_READ, true) &&
+			       !sl_throttle_wait(&c, &lim, now, SL_WRITE, true);
+			CHECK(room == free);
+			if (room)
+				yes++;
+			else
+				no++;
+		}
+	}
+	printf("has_room: %u with room, %u without\n", yes, no);
+	CHECK(yes > 100 && no > 100);
+}
+
 static const struct unit_test tests[] = {
 	UNIT_TEST(unlimited_never_waits),
 	UNIT_TEST(admit_walks_only_the_buckets_that_apply),
+	UNIT_TEST(charge_many_matches_single_charges),
+	UNIT_TEST(has_room_agrees_with_wait),
 	UNIT_TEST(lat_buckets_are_log2_of_16us),
 	UNIT_TEST(iops_limit_at_depth_1_and_32),
 	UNIT_TEST(bps_limit_with_large_and_small_ios),

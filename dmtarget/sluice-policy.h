@@ -62,11 +62,14 @@ struct sluice_policy_type {
 	/*
 	 * true: send the bio now, it is counted in flight; false: held. now
 	 * is the caller's ktime_get_ns(), read once for the target and the
-	 * policy both.
+	 * policy both; stamp is the bio's, sluice_pool_stamp(bio), which the
+	 * caller has at hand.
 	 */
-	bool (*admit)(struct sluice_member *m, struct bio *bio, u64 now);
+	bool (*admit)(struct sluice_member *m, struct bio *bio,
+		      struct sluice_pool_stamp *stamp, u64 now);
 	/* A bio admitted (sent now or later) has completed, at now. */
-	void (*complete)(struct sluice_member *m, struct bio *bio, u64 now);
+	void (*complete)(struct sluice_member *m, struct bio *bio,
+			 struct sluice_pool_stamp *stamp, u64 now);
 	/*
 	 * Take back every bio the member holds, oldest first, not in flight,
 	 * and close it: admit() then holds nothing until reopen().

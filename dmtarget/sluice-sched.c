@@ -289,21 +289,20 @@ struct sl_sched_client *sl_sched_pick(struct sl_sched *s, u64 now,
 	return n ? sl_client_of(n, wnode) : NULL;
 }
 
-void sl_sched_sent(struct sl_sched *s, struct sl_sched_client *c,
-		   bool by_reservation, u64 cost, u64 bytes, bool more, u64 now)
+/* A bio of c sent by weight: its tags move on by its step. */
+static void sl_sent_by_weight(struct sl_sched *s, struct sl_sched_client *c,
+			      u64 cost)
 {
-	if (cost > SL_COST_MAX)
-		cost = SL_COST_MAX;
-	if (by_reservation) {
-		s->by_reservation++;
-	} else {
-		s->by_weight++;
-		s->vtime = sl_max(s->vtime, c->wnode.key);
-		c->last_step = (cost << SL_VT_SHIFT) / c->weight;
-		c->finish = c->wnode.key + c->last_step;
-		c->wnode.key = c->finish;
-	}
-	/* steps round up: a tag that did not move would take every pick */
+	s->by_weight++;
+	s->vtime = sl_max(s->vtime, c->wnode.key);
+	c->last_step = (cost << SL_VT_SHIFT) / c->weight;
+	c->finish = c->wnode.key + c->last_step;
+	c->wnode.key = c->finish;
+}
+
+/* steps round up: a tag that did not move would take every pick */
+static void sl_sent_reserved(struct sl_sched_client *c, u64 bytes, u64 now)
+{
 	if (c->reserve_iops)
 		c->r_io = sl_res_clamp(c->r_io + sl_div_up(SL_NSEC_PER_SEC,
 							   c->reserve_iops),
@@ -314,6 +313,33 @@ void sl_sched_sent(struct sl_sched *s, struct sl_sched_client *c,
 					 sl_div_up((bytes < SL_COST_MAX ? bytes : SL_COST_MAX) *
 						   SL_NSEC_PER_SEC, c->reserve_bps),
 					 now, c->win_byte);
+}
+
+void sl_sched_pass(struct sl_sched *s, struct sl_sched_client *c, u64 cost,
+		   u64 bytes, u64 now)
+{
+	if (cost > SL_COST_MAX)
+		cost = SL_COST_MAX;
+	c->wnode.key = sl_start_tag(s, c);
+	sl_sent_by_weight(s, c, cost);
+	if (!sl_reserved(c))
+		return;
+	/* no credit for the time spent idle */
+	c->r_io = sl_max(c->r_io, now);
+	c->r_byte = sl_max(c->r_byte, now);
+	sl_sent_reserved(c, bytes, now);
+}
+
+void sl_sched_sent(struct sl_sched *s, struct sl_sched_client *c,
+		   bool by_reservation, u64 cost, u64 bytes, bool more, u64 now)
+{
+	if (cost > SL_COST_MAX)
+		cost = SL_COST_MAX;
+	if (by_reservation)
+		s->by_reservation++;
+	else
+		sl_sent_by_weight(s, c, cost);
+	sl_sent_reserved(c, bytes, now);
 	if (!more) {
 		sl_sched_deactivate(s, c);
 		return;

@@ -124,6 +124,14 @@ static inline bool sl_sched_alike(const struct sl_sched_client *a,
 }
 
 /*
+ * A bio of c, which is not backlogged, is sent at once with nothing else
+ * waiting: what sl_sched_activate() then sl_sched_sent(by weight, no more)
+ * would do, without putting c in the heaps and taking it out again.
+ */
+void sl_sched_pass(struct sl_sched *s, struct sl_sched_client *c, u64 cost,
+		   u64 bytes, u64 now);
+
+/*
  * Whether c, if a bio of it arrived now, would be picked by weight before
  * every volume now backlogged (its start tag at or before theirs).
  */

@@ -67,15 +67,16 @@ static void sluice_stats_reset(struct sluice_vol *v)
  * due for it in a second. Marked before it is handed over (once a group or
  * pool holds it, it may be sent and completed, and freed, at any moment)
  * and counted until it completes or goes back to dm; unmarked at once if
- * it was not held.
+ * it was not held. now is the caller's clock, read for the bio already.
  */
-static void sluice_mark_downstream(struct sluice_vol *v, struct sluice_io *io)
+static void sluice_mark_downstream(struct sluice_vol *v, struct sluice_io *io,
+				   u64 now)
 {
 	if (io->end & SLUICE_END_DOWNSTREAM)
 		return;
 	io->end |= SLUICE_END_DOWNSTREAM;
 	if (atomic_inc_return(&v->nr_downstream) == 1) {
-		WRITE_ONCE(v->downstream_since, ktime_get_ns());
+		WRITE_ONCE(v->downstream_since, now);
 		if (!timer_pending(&v->probe_timer))
 			mod_timer(&v->probe_timer,
 				  jiffies + nsecs_to_jiffies(SLUICE_PROBE_AFTER_NS) + 1);
@@ -111,7 +112,7 @@ void sluice_submit_list(struct bio_list *bl, enum sluice_next next)
 			if (next == SLUICE_TO_DEVICE) {
 				sluice_group_charge(io->group, io);
 			} else {
-				sluice_mark_downstream(v, io);
+				sluice_mark_downstream(v, io, now);
 				/* held: the group has it, io is not ours to touch */
 				if (!sluice_group_admit(io->group, io, now))
 					continue;
@@ -121,8 +122,8 @@ void sluice_submit_list(struct bio_list *bl, enum sluice_next next)
 			struct sluice_c *sc = io->pool_sc;
 
 			io->end |= SLUICE_END_POOLED;
-			sluice_mark_downstream(v, io);
-			if (!sc->policy->admit(sc->member, bio, now))
+			sluice_mark_downstream(v, io, now);
+			if (!sc->policy->admit(sc->member, bio, &io->pool, now))
 				continue;
 		}
 		if (!was)
@@ -680,8 +681,8 @@ static int sluice_pass(struct sluice_c *sc, struct sluice_io *io,
 	if (!sc->member)
 		return DM_MAPIO_REMAPPED;
 	io->end |= SLUICE_END_POOLED;
-	sluice_mark_downstream(sc->vol, io);
-	if (!sc->policy->admit(sc->member, bio, io->start_ns))
+	sluice_mark_downstream(sc->vol, io, io->start_ns);
+	if (!sc->policy->admit(sc->member, bio, &io->pool, io->start_ns))
 		return DM_MAPIO_SUBMITTED;
 	sluice_done_downstream(sc->vol, io);
 	return DM_MAPIO_REMAPPED;
@@ -692,7 +693,7 @@ static int sluice_next(struct sluice_c *sc, struct sluice_io *io,
 		       struct bio *bio)
 {
 	if (io->group) {
-		sluice_mark_downstream(sc->vol, io);
+		sluice_mark_downstream(sc->vol, io, io->start_ns);
 		if (!sluice_group_admit(io->group, io, io->start_ns))
 			return DM_MAPIO_SUBMITTED;
 		sluice_done_downstream(sc->vol, io);
@@ -950,7 +951,7 @@ static noinline int sluice_end_io_more(struct dm_target *ti, struct bio *bio,
 
 	if (io->end & SLUICE_END_POOLED) {
 		now = ktime_get_ns();
-		sc->policy->complete(sc->member, bio, now);
+		sc->policy->complete(sc->member, bio, &io->pool, now);
 	}
 	sluice_done_downstream(sc->vol, io);
 	if (!(io->end & SLUICE_END_COUNTED) || error == BLK_STS_DM_REQUEUE)

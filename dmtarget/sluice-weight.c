@@ -145,10 +145,8 @@ static bool __member_squeezed(const struct sluice_pool *p,
 
 /* A bio of m goes to the device: count it in flight, stamp it. */
 static void __pool_count_sent(struct sluice_pool *p, struct sluice_member *m,
-			      struct bio *bio, u64 now)
+			      struct sluice_pool_stamp *stamp, u64 now)
 {
-	struct sluice_pool_stamp *stamp = sluice_pool_stamp(bio);
-
 	if (!m->inflight++)
 		m->progress_ns = now;
 	if (!m->stalled)
@@ -174,7 +172,7 @@ static struct bio *__pool_take(struct sluice_pool *p, struct sluice_member *m,
 		      m->nr_queued > 0, now);
 	if (by_res)
 		m->by_reservation++;
-	__pool_count_sent(p, m, bio, now);
+	__pool_count_sent(p, m, sluice_pool_stamp(bio), now);
 	return bio;
 }
 
@@ -621,19 +619,20 @@ static void weight_set(struct sluice_member *m,
 	spin_unlock_irq(&p->lock);
 }
 
-static bool weight_admit(struct sluice_member *m, struct bio *bio, u64 now)
+static bool weight_admit(struct sluice_member *m, struct bio *bio,
+			 struct sluice_pool_stamp *stamp, u64 now)
 {
 	struct sluice_pool *p = m->pool;
 	u64 bytes;
 	unsigned long flags;
 	bool kick, waiting;
 
-	sluice_pool_stamp(bio)->admitted_ns = now;
+	stamp->admitted_ns = now;
 	/* map may be called with interrupts off: keep their state */
 	spin_lock_irqsave(&p->lock, flags);
 	/* suspending: the pool must hold nothing for this member */
 	if (m->closed) {
-		__pool_count_sent(p, m, bio, now);
+		__pool_count_sent(p, m, stamp, now);
 		spin_unlock_irqrestore(&p->lock, flags);
 		return true;
 	}
@@ -646,10 +645,9 @@ static bool weight_admit(struct sluice_member *m, struct bio *bio, u64 now)
 	if (__pool_room(p) && !sl_heap_top(&p->s.w) && !m->stalled &&
 	    !__member_squeezed(p, m)) {
 		bytes = bio_cost_bytes(bio);
-		sl_sched_activate(&p->s, &m->c, now);
-		sl_sched_sent(&p->s, &m->c, false, sl_sched_cost(&p->s, bytes),
-			      bytes, false, now);
-		__pool_count_sent(p, m, bio, now);
+		sl_sched_pass(&p->s, &m->c, sl_sched_cost(&p->s, bytes), bytes,
+			      now);
+		__pool_count_sent(p, m, stamp, now);
 		spin_unlock_irqrestore(&p->lock, flags);
 		return true;
 	}
@@ -675,10 +673,10 @@ static bool weight_admit(struct sluice_member *m, struct bio *bio, u64 now)
 	return false;
 }
 
-static void weight_complete(struct sluice_member *m, struct bio *bio, u64 now)
+static void weight_complete(struct sluice_member *m, struct bio *bio,
+			    struct sluice_pool_stamp *stamp, u64 now)
 {
 	struct sluice_pool *p = m->pool;
-	struct sluice_pool_stamp *stamp = sluice_pool_stamp(bio);
 	u64 wait = stamp->sent_ns - stamp->admitted_ns, svc = now - stamp->sent_ns;
 	unsigned long flags;
 	bool kick, bound;

@@ -356,8 +356,76 @@ static void weight_raised_while_idle_keeps_its_charge(void)
 	CHECK_EQ_U64(p.c[0].wnode.key, finish);
 }
 
+/*
+ * sl_sched_pass() leaves a client and the scheduler as sl_sched_activate()
+ * then sl_sched_sent(by weight, no more) do, the heaps empty. Two pools in
+ * lockstep: bios of idle clients passed (one way in each pool), between
+ * rounds where all are backlogged and sent by pick (the same in both), with
+ * weights and reservations changed live, costs and sizes drawn, and vtime
+ * started near the wrap.
+ */
+static void pass_matches_activate_then_sent(void)
+{
+	static const u32 w[] = { 1, 100, 1000, 77 };
+	static const bool all[] = { true, true, true, true };
+	struct pool a, b;
+	unsigned int count[4] = { 0 }, k, i;
+	u64 now = 5 * MS;
+
+	pool_init(&a, 4, w);
+	pool_init(&b, 4, w);
+	a.s.vtime = b.s.vtime = ~0ULL - (1ULL << 30);
+	for (k = 0; k < 20000; k++) {
+		struct sl_sched_client *ca, *cb;
+		u64 bytes = 512ULL << (rnd() % 12), cost;
+
+		now += rnd() % (2 * MS);
+		i = rnd() % 4;
+		ca = &a.c[i];
+		cb = &b.c[i];
+		if (rnd() % 50 == 0) {
+			u32 nw = 1 + rnd() % 1000;
+			u64 ri = rnd() % 3 ? 0 : rnd() % 5000, rb = rnd() % 3 ? 0 : rnd() % 100000000;
+
+			sl_sched_client_set(&a.s, ca, nw, ri, rb, now);
+			sl_sched_client_set(&b.s, cb, nw, ri, rb, now);
+		}
+		if (rnd() % 100 == 0) {
+			/* a round with everyone backlogged */
+			for (i = 0; i < 4; i++) {
+				sl_sched_activate(&a.s, &a.c[i], now);
+				sl_sched_activate(&b.s, &b.c[i], now);
+			}
+			run(&a, 40, &now, 10000, count, all);
+			now -= 40 * 10000;
+			run(&b, 40, &now, 10000, count, all);
+			for (i = 0; i < 4; i++) {
+				sl_sched_deactivate(&a.s, &a.c[i]);
+				sl_sched_deactivate(&b.s, &b.c[i]);
+			}
+			continue;
+		}
+		a.s.cost_model = k % 2 ? SL_COST_BYTES : SL_COST_IOPS;
+		b.s.cost_model = a.s.cost_model;
+		cost = sl_sched_cost(&a.s, bytes);
+		sl_sched_activate(&a.s, ca, now);
+		sl_sched_sent(&a.s, ca, false, cost, bytes, false, now);
+		sl_sched_pass(&b.s, cb, cost, bytes, now);
+		CHECK_EQ_U64(b.s.vtime, a.s.vtime);
+		CHECK_EQ_U64(b.s.by_weight, a.s.by_weight);
+		CHECK_EQ_U64(cb->finish, ca->finish);
+		CHECK_EQ_U64(cb->last_step, ca->last_step);
+		CHECK_EQ_U64(cb->wnode.key, ca->wnode.key);
+		CHECK_EQ_U64(cb->r_io, ca->r_io);
+		CHECK_EQ_U64(cb->r_byte, ca->r_byte);
+		CHECK(cb->fresh == ca->fresh && !cb->backlogged && !ca->backlogged);
+		CHECK(!sl_heap_in(&cb->wnode) && !sl_heap_in(&cb->rnode));
+	}
+}
+
 static const struct unit_test tests[] = {
 	UNIT_TEST(heap_matches_linear_scan),
+	UNIT_TEST(pass_matches_activate_then_sent),
 	UNIT_TEST(weights_share_exactly),
 	UNIT_TEST(idle_brings_no_credit),
 	UNIT_TEST(reservation_is_met_and_not_exceeded),

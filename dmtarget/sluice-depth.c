@@ -81,8 +81,11 @@ static void sl_depth_epoch(struct sl_depth *d, u64 now)
 	d->lat0[0] = 0;
 }
 
-/* A probe's window ended: keep its depth, or go back to base. */
-static void sl_depth_judge(struct sl_depth *d, u64 rate)
+/*
+ * A probe's windows ended, with their mean rate and time in pool and
+ * device: keep its depth, or go back to base.
+ */
+static void sl_depth_judge(struct sl_depth *d, u64 rate, u64 time)
 {
 	bool up = d->depth > d->base;
 	u64 step = up ? d->depth - d->base : d->base - d->depth;
@@ -100,11 +103,13 @@ static void sl_depth_judge(struct sl_depth *d, u64 rate)
 		       rate * 10 >= d->base_rate * 11;
 	else
 		keep = rate * twice >= d->base_rate * (twice - step) &&
-		       rate * 10 >= d->base_rate * 9;
+		       rate * 10 >= d->base_rate * 9 &&
+		       (!d->base_time || time * 2 < d->base_time * 3);
 	d->settled = 0;
 	if (keep) {
 		d->base = d->depth;
 		d->base_rate = rate;
+		d->base_time = time;
 		d->settle = SL_DEPTH_SETTLE_MIN;
 		d->why = up ? SL_DEPTH_WHY_GROWN : SL_DEPTH_WHY_SHRUNK;
 		return;
@@ -118,12 +123,13 @@ static void sl_depth_judge(struct sl_depth *d, u64 rate)
 	d->why = SL_DEPTH_WHY_STEADY;
 }
 
-/* A window at base: average its rate in, and start a probe when due. */
-static void sl_depth_settle(struct sl_depth *d, u64 rate, bool bound)
+/* A window at base: average its rate and time in, and start a probe when due. */
+static void sl_depth_settle(struct sl_depth *d, u64 rate, u64 time, bool bound)
 {
 	u64 step, to;
 
 	d->base_rate = d->base_rate ? (3 * d->base_rate + rate) / 4 : rate;
+	d->base_time = d->base_time ? (3 * d->base_time + time) / 4 : time;
 	if (++d->settled < d->settle)
 		return;
 	/* a climb needs a depth that binds; a descent needs room below */
@@ -148,13 +154,14 @@ static void sl_depth_settle(struct sl_depth *d, u64 rate, bool bound)
 	d->depth = (u32)to;
 	d->probe_windows = 0;
 	d->probe_rate = 0;
+	d->probe_time = 0;
 	d->why = SL_DEPTH_WHY_PROBE;
 }
 
 bool sl_depth_done(struct sl_depth *d, u64 svc_ns, u64 wait_ns, bool bound,
 		   u64 now)
 {
-	u64 elapsed = now - d->win_start, lat, rate;
+	u64 elapsed = now - d->win_start, lat, rate, time;
 	u32 old = d->depth;
 	bool full;
 
@@ -180,6 +187,7 @@ bool sl_depth_done(struct sl_depth *d, u64 svc_ns, u64 wait_ns, bool bound,
 	sl_depth_epoch(d, now);
 	lat = d->win_lat_sum / d->win_done;
 	d->lat0[0] = sl_min_set(d->lat0[0], lat ? lat : 1);
+	time = (d->win_lat_sum + d->win_wait_sum) / d->win_done;
 	rate = (u64)d->win_done * SL_NSEC_PER_SEC / (elapsed ? elapsed : 1);
 	/*
 	 * The depth decided the rate: bios waited in the pool for three
@@ -194,13 +202,15 @@ bool sl_depth_done(struct sl_depth *d, u64 svc_ns, u64 wait_ns, bool bound,
 	if (d->fixed)
 		return false;
 	if (d->depth == d->base) {
-		sl_depth_settle(d, rate, bound);
+		sl_depth_settle(d, rate, time, bound);
 		return d->depth != old;
 	}
 	/* a probe is judged on the mean of its windows: one is too noisy */
 	d->probe_rate += rate;
+	d->probe_time += time;
 	if (++d->probe_windows < SL_DEPTH_PROBE_WINDOWS)
 		return false;
-	sl_depth_judge(d, d->probe_rate / d->probe_windows);
+	sl_depth_judge(d, d->probe_rate / d->probe_windows,
+		       d->probe_time / d->probe_windows);
 	return d->depth != old;
 }

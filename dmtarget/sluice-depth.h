@@ -18,7 +18,16 @@
  *   up by step     kept if the rate rose by at least half of step / depth
  *                  (half of what a device with room to spare would give),
  *                  or by a tenth;
- *   down by step   kept if the rate fell by less than both.
+ *   down by step   kept if the rate fell by less than both, and the time
+ *                  a bio spends in the pool and the device together grew
+ *                  by less than half.
+ *
+ * The time is for a fast device served by several submitters, where a bio
+ * the pool holds waits for the worker's wake-up, many services long: one
+ * bio fewer than there are submitters makes half of them wait so, and the
+ * rate shows it less clearly than the time does (on a busy or virtual CPU
+ * its noise hides it). On a slower device a step down moves queueing from
+ * the device to the pool, and the time stays as it was.
  *
  * So it settles at the smallest depth past which more depth adds less than
  * half its share of throughput, and less than a tenth: the tenth is for a
@@ -79,11 +88,12 @@ struct sl_depth {
 	bool up;		/* the next probe goes up, else down */
 	u32 base;		/* the depth settled on */
 	u64 base_rate;		/* its rate, averaged (3/4 old); 0: none yet */
+	u64 base_time;		/* a bio's time in pool and device, likewise */
 	u32 settled;		/* windows at base since the last probe */
 	u32 settle;		/* windows to wait before the next */
-	/* the probe under way: its windows so far, their rates */
+	/* the probe under way: its windows so far, their rates and times */
 	u32 probe_windows;
-	u64 probe_rate;
+	u64 probe_rate, probe_time;
 	/* the window: its service and pool-wait times, summed */
 	u64 win_start, win_lat_sum, win_wait_sum;
 	u32 win_done, win_bound;

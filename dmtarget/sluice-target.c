@@ -820,7 +820,8 @@ static noinline int sluice_map_held(struct dm_target *ti, struct bio *bio)
 	}
 	wait = __sluice_stage_admit(&v->s, io, now);
 	if (!wait) {
-		if (!suspending)
+		/* a group's or a pool's bios stay on this path */
+		if (!suspending && sc->plain)
 			__sluice_stage_try_batch(&v->s, now);
 		spin_unlock(&v->s.lock);
 		if (!suspending)

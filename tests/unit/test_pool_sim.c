@@ -683,6 +683,53 @@ static void depth_auto_climbs_when_waits_cost(void)
 	CHECK(autod.depth_mean >= 1.5);
 }
 
+/*
+ * sl_depth's probe down, judged: windows of 400 completions in 40 ms at
+ * depth 2 (10,000/s, 100 us of service, no wait), then the probe to 1 at
+ * the same rate. If each bio now waits 500 us in the pool (for the worker)
+ * the probe is not kept, whatever the rate says: the rate of a fast device
+ * under several submitters moves less than its noise. If the wait is what
+ * the service lost (a queue moved from the device to the pool, 50 and 50)
+ * it is kept.
+ */
+static void depth_down_probe_judged_on_time(void)
+{
+	static const struct { u64 svc, wait; u32 after; } probes[] = {
+		{ 100 * US, 500 * US, 2 }, { 50 * US, 50 * US, 1 },
+	};
+	unsigned int i, w, k;
+
+	for (i = 0; i < ARRAY_SIZE(probes); i++) {
+		struct sl_depth d;
+		u64 now = NS;
+		bool probed = false;
+
+		sl_depth_init(&d, 0, now);
+		d.depth = d.base = 2;
+		d.doubling = false;
+		d.up = false;
+		d.why = SL_DEPTH_WHY_STEADY;
+		for (w = 0; w < 12; w++) {
+			bool probe = d.depth < d.base;
+
+			probed |= probe;
+			for (k = 0; k < 400; k++) {
+				now += 100 * US;
+				sl_depth_done(&d, probe ? probes[i].svc : 100 * US,
+					      probe ? probes[i].wait : 0, false, now);
+			}
+			if (probed && d.why != SL_DEPTH_WHY_PROBE)
+				break;
+		}
+		printf("probe down with %llu us of service and %llu us of wait: depth %u (%s)\n",
+		       (unsigned long long)(probes[i].svc / US),
+		       (unsigned long long)(probes[i].wait / US), d.depth,
+		       sl_depth_why_name(d.why));
+		CHECK(probed);
+		CHECK_EQ_U64(d.depth, probes[i].after);
+	}
+}
+
 /* One run of nv volumes for 10 s after 3 s of warm-up. */
 static void run10(struct pool_result *r, unsigned int nv,
 		  const struct vol_params *vols, unsigned int P, u64 svc_min,
@@ -732,8 +779,8 @@ static void symmetric_pair_keeps_no_slot(void)
 	p.depth = 0;
 	pool_run(&p, &autod);
 	report("pair thinking 2..8 us, depth=auto", &p, &autod);
-	CHECK(autod.total >= 0.9 * deep.total);
 	CHECK_EQ_U64(autod.kept, 0);
+	CHECK(autod.total >= 0.9 * deep.total);
 	run10(&w, 2, unequal, 1, 1800 * US, 2200 * US, 0, false, 0xe3);
 	printf("weights 100 and 400, one bio each, P=1: %.3f to the heavy one, %llu kept\n",
 	       w.rate[1] / w.total, (unsigned long long)w.kept);
@@ -1189,6 +1236,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(depth_auto_holds),
 	UNIT_TEST(depth_auto_climbs_when_waits_cost),
 	UNIT_TEST(symmetric_pair_keeps_no_slot),
+	UNIT_TEST(depth_down_probe_judged_on_time),
 	UNIT_TEST(lowdepth_keeps_its_rate),
 	UNIT_TEST(lowdepth_fair_on_one),
 	UNIT_TEST(long_think_not_anticipated),

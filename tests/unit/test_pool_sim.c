@@ -661,24 +661,42 @@ static void depth_auto_holds(void)
  * climb off 1 (the windows count the time bios waited in the pool against
  * their service) and deliver 0.9 of what a deep fixed depth does.
  */
-static void depth_auto_climbs_when_waits_cost(void)
+/*
+ * Two submitters of one bio each (one a CPU) thinking think_min..think_max
+ * on a device of parallelism 64 serving in svc_min..svc_max, a bio the
+ * pool queues waiting 30 us for the worker: 6 s at depth 64, then at
+ * depth=auto.
+ */
+static void fast_pair(const char *what, u64 think_min, u64 think_max,
+		      u64 svc_min, u64 svc_max, u64 seed,
+		      struct pool_result *deep, struct pool_result *autod)
 {
-	static const struct vol_params cpus[2] = {
-		{ 100, 1, 10 * US, 30 * US }, { 100, 1, 10 * US, 30 * US },
+	const struct vol_params cpus[2] = {
+		{ 100, 1, think_min, think_max }, { 100, 1, think_min, think_max },
 	};
 	struct pool_params p = {
 		.nr_vols = 2, .vols = cpus, .P = 64,
-		.svc_min = 2 * US, .svc_max = 4 * US, .hop_ns = 30 * US,
-		.warmup_ns = 2 * NS, .run_ns = 6 * NS, .seed = 0xe1,
+		.svc_min = svc_min, .svc_max = svc_max, .hop_ns = 30 * US,
+		.warmup_ns = 2 * NS, .run_ns = 6 * NS, .seed = seed,
+		.depth = 64,
 	};
+	char line[96];
+
+	pool_run(&p, deep);
+	snprintf(line, sizeof(line), "%s, depth 64", what);
+	report(line, &p, deep);
+	p.depth = 0;
+	pool_run(&p, autod);
+	snprintf(line, sizeof(line), "%s, depth=auto", what);
+	report(line, &p, autod);
+}
+
+static void depth_auto_climbs_when_waits_cost(void)
+{
 	struct pool_result deep, autod;
 
-	p.depth = 64;
-	pool_run(&p, &deep);
-	report("sync device, depth 64", &p, &deep);
-	p.depth = 0;
-	pool_run(&p, &autod);
-	report("sync device, depth=auto", &p, &autod);
+	fast_pair("sync device", 10 * US, 30 * US, 2 * US, 4 * US, 0xe1, &deep,
+		  &autod);
 	CHECK(autod.total >= 0.9 * deep.total);
 	CHECK(autod.depth_mean >= 1.5);
 }
@@ -760,25 +778,13 @@ static void run10(struct pool_result *r, unsigned int nv,
  */
 static void symmetric_pair_keeps_no_slot(void)
 {
-	static const struct vol_params cpus[2] = {
-		{ 100, 1, 2 * US, 8 * US }, { 100, 1, 2 * US, 8 * US },
-	};
 	static const struct vol_params unequal[2] = {
 		{ 100, 1, 50 * US, 50 * US }, { 400, 1, 50 * US, 50 * US },
 	};
-	struct pool_params p = {
-		.nr_vols = 2, .vols = cpus, .P = 64,
-		.svc_min = 3 * US, .svc_max = 7 * US, .hop_ns = 30 * US,
-		.warmup_ns = 2 * NS, .run_ns = 6 * NS, .seed = 0xe2,
-	};
 	struct pool_result deep, autod, w;
 
-	p.depth = 64;
-	pool_run(&p, &deep);
-	report("pair thinking 2..8 us, depth 64", &p, &deep);
-	p.depth = 0;
-	pool_run(&p, &autod);
-	report("pair thinking 2..8 us, depth=auto", &p, &autod);
+	fast_pair("pair thinking 2..8 us", 2 * US, 8 * US, 3 * US, 7 * US, 0xe2,
+		  &deep, &autod);
 	CHECK_EQ_U64(autod.kept, 0);
 	CHECK(autod.total >= 0.9 * deep.total);
 	run10(&w, 2, unequal, 1, 1800 * US, 2200 * US, 0, false, 0xe3);

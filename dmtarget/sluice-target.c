@@ -661,6 +661,12 @@ bad:
 	return ret;
 }
 
+/* The direction a bio of op is counted and limited in. */
+static inline int sluice_op_dir(enum req_op op)
+{
+	return op_is_write(op) ? SL_WRITE : SL_READ;
+}
+
 /* A write of page-cache pages is writeback; direct I/O carries user pages. */
 static bool sluice_is_writeback(struct bio *bio)
 {
@@ -775,7 +781,7 @@ static noinline int sluice_map_held(struct dm_target *ti, struct bio *bio)
 	struct sluice_vol *v = sc->vol;
 	struct sluice_io *io = sluice_bio_io(bio);
 	enum req_op op = bio_op(bio);
-	int d = op_is_write(op) ? SL_WRITE : SL_READ;
+	int d = sluice_op_dir(op);
 	bool suspending;
 	u64 now, wait;
 
@@ -869,6 +875,22 @@ static noinline int sluice_map_timed(struct bio *bio, int d)
 	return DM_MAPIO_REMAPPED;
 }
 
+/*
+ * A bio nothing may hold (unlimited, or in batch mode): counted, and marked
+ * with its volume in bi_private, which dm leaves NULL in a clone it maps
+ * and does not use, so that end_io knows it without the per-bio data; or,
+ * one in SLUICE_LAT_SAMPLE, timed.
+ */
+static __always_inline int sluice_map_unheld(struct sluice_vol *v,
+					     struct bio *bio, enum req_op op,
+					     int d)
+{
+	if (unlikely(sluice_count_in(&v->st, bio, op, d, NULL)))
+		return sluice_map_timed(bio, d);
+	bio->bi_private = v;
+	return DM_MAPIO_REMAPPED;
+}
+
 /* A CPU passed its share of a batch: charge every CPU's. */
 static noinline void sluice_stage_fold_now(struct sluice_stage *s)
 {
@@ -902,17 +924,12 @@ static noinline int sluice_map_limited(struct dm_target *ti, struct bio *bio,
 	if (unlikely(n - this_cpu_read(s->pcpu->folded_ios[d]) >= SLUICE_BATCH_IOS ||
 		     by - this_cpu_read(s->pcpu->folded_bytes[d]) >= SLUICE_BATCH_BYTES))
 		sluice_stage_fold_now(s);
-	if (unlikely(sluice_count_in(&v->st, bio, op, d, NULL)))
-		return sluice_map_timed(bio, d);
-	bio->bi_private = v;
-	return DM_MAPIO_REMAPPED;
+	return sluice_map_unheld(v, bio, op, d);
 }
 
 /*
  * The unlimited path is the one most bios take, and is kept to what dm-linear
- * does and the counting; the rest is out of line. Its bio carries its volume
- * in bi_private, which dm leaves NULL in a clone it maps and does not use,
- * so that end_io knows it without the per-bio data.
+ * does and the counting (sluice_map_unheld()); the rest is out of line.
  */
 static int sluice_map(struct dm_target *ti, struct bio *bio)
 {
@@ -930,15 +947,12 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 		dm_target_offset(ti, bio->bi_iter.bi_sector);
 	v = sc->vol;
 	op = bio_op(bio);
-	d = op_is_write(op) ? SL_WRITE : SL_READ;
+	d = sluice_op_dir(op);
 	/* no limit in force, no group, no pool: nothing may hold it */
 	if (unlikely(!sc->plain || READ_ONCE(v->s.limited) ||
 		     !list_empty_careful(&v->s.queue[d])))
 		return sluice_map_limited(ti, bio, d);
-	if (unlikely(sluice_count_in(&v->st, bio, op, d, NULL)))
-		return sluice_map_timed(bio, d);
-	bio->bi_private = v;
-	return DM_MAPIO_REMAPPED;
+	return sluice_map_unheld(v, bio, op, d);
 }
 
 /* A bio held, pooled, timed or without data. */
@@ -978,8 +992,7 @@ static int sluice_end_io(struct dm_target *ti, struct bio *bio,
 	/* the unlimited path's bio, untimed (see sluice_map()) */
 	if (likely(v)) {
 		if (unlikely(*error) && *error != BLK_STS_DM_REQUEUE)
-			atomic64_inc(&v->st.errors[op_is_write(bio_op(bio)) ?
-						   SL_WRITE : SL_READ]);
+			atomic64_inc(&v->st.errors[sluice_op_dir(bio_op(bio))]);
 		return DM_ENDIO_DONE;
 	}
 	return sluice_end_io_more(ti, bio, *error);

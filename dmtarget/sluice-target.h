@@ -249,9 +249,6 @@ void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
 			    struct bio_list *out, u64 now, enum sluice_release how,
 			    u64 max_hold_ns);
 
-/* sluice-stats.c */
-int sluice_stats_init(struct sluice_stats *st);
-void sluice_stats_free(struct sluice_stats *st);
 int sluice_stage_batch_init(struct sluice_stage *s);
 void __sluice_stage_fold(struct sluice_stage *s, u64 now);
 void __sluice_stage_try_batch(struct sluice_stage *s, u64 now);
@@ -268,6 +265,9 @@ static inline bool sluice_stage_cpu_unfolded(struct sluice_stage *s)
 		this_cpu_read(s->pcpu->ios[1]) != this_cpu_read(s->pcpu->folded_ios[1]));
 }
 
+/* sluice-stats.c */
+int sluice_stats_init(struct sluice_stats *st);
+void sluice_stats_free(struct sluice_stats *st);
 void sluice_stats_read(struct sluice_stats *st, struct sluice_pcpu_stats *now);
 void sluice_stats_wait(struct sluice_stats *st, struct sluice_io *io, u8 stage, u64 wait);
 void sluice_stats_unwait(struct sluice_stats *st, struct sluice_io *io, u8 stage);

@@ -161,15 +161,22 @@ static void sl_depth_settle(struct sl_depth *d, u64 rate, u64 time, bool bound)
 bool sl_depth_done(struct sl_depth *d, u64 svc_ns, u64 wait_ns, bool bound,
 		   u64 now)
 {
+	return sl_depth_done_many(d, 1, svc_ns, wait_ns, bound, now);
+}
+
+bool sl_depth_done_many(struct sl_depth *d, u32 done, u64 svc_sum,
+			u64 wait_sum, u32 bound, u64 now)
+{
 	u64 elapsed = now - d->win_start, lat, rate, time;
 	u32 old = d->depth;
-	bool full;
+	bool full, binds;
 
-	d->win_done++;
-	d->win_lat_sum += svc_ns;
-	d->win_wait_sum += wait_ns;
-	if (bound)
-		d->win_bound++;
+	if (!done)
+		return false;
+	d->win_done += done;
+	d->win_lat_sum += svc_sum;
+	d->win_wait_sum += wait_sum;
+	d->win_bound += bound;
 	full = d->win_done >= SL_DEPTH_WIN_DONE;
 	if (!full || elapsed < SL_DEPTH_WIN_NS) {
 		if (elapsed < SL_DEPTH_WIN_MAX_NS)
@@ -196,13 +203,13 @@ bool sl_depth_done(struct sl_depth *d, u64 svc_ns, u64 wait_ns, bool bound,
 	 * seldom meet, but each bio that waits for the worker's wake-up loses
 	 * many services' time).
 	 */
-	bound = d->win_bound * 4 >= d->win_done * 3 ||
+	binds = d->win_bound * 4 >= d->win_done * 3 ||
 		d->win_wait_sum >= d->win_lat_sum / 2;
 	sl_depth_window_reset(d, now);
 	if (d->fixed)
 		return false;
 	if (d->depth == d->base) {
-		sl_depth_settle(d, rate, time, bound);
+		sl_depth_settle(d, rate, time, binds);
 		return d->depth != old;
 	}
 	/* a probe is judged on the mean of its windows: one is too noisy */

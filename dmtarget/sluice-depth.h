@@ -113,6 +113,15 @@ void sl_depth_set_fixed(struct sl_depth *d, u32 fixed, u64 now);
  */
 bool sl_depth_done(struct sl_depth *d, u64 svc_ns, u64 wait_ns, bool bound,
 		   u64 now);
+/*
+ * done completions at once, with their service and pool-wait times summed,
+ * bound of them with the depth binding: as many sl_depth_done() calls, the
+ * last at now, for completions counted where no lock is taken and folded in
+ * later (the pool's lane, see sluice-weight.c). A window ends at the batch
+ * that fills it, so it may hold up to a batch more than SL_DEPTH_WIN_DONE.
+ */
+bool sl_depth_done_many(struct sl_depth *d, u32 done, u64 svc_sum,
+			u64 wait_sum, u32 bound, u64 now);
 /* The unloaded service time, ns; 0 before the first window. */
 u64 sl_depth_lat0(const struct sl_depth *d);
 const char *sl_depth_why_name(u8 why);

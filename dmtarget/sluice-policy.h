@@ -60,6 +60,14 @@ struct sluice_policy_type {
 	void (*detach)(struct sluice_member *m);
 	void (*set)(struct sluice_member *m, const struct sluice_member_params *p);
 	/*
+	 * Optional, tried before admit(), and never holds the bio: true, it
+	 * goes now, counted in flight, and is stamped; false, admit() it. For
+	 * a pool with room and nothing to order, a path without the lock; the
+	 * caller need not track the bio as one the pool may hold.
+	 */
+	bool (*pass)(struct sluice_member *m, struct sluice_pool_stamp *stamp,
+		     u64 now);
+	/*
 	 * true: send the bio now, it is counted in flight; false: held. now
 	 * is the caller's ktime_get_ns(), read once for the target and the
 	 * policy both; stamp is the bio's, sluice_pool_stamp(bio), which the

@@ -687,6 +687,9 @@ static int sluice_pass(struct sluice_c *sc, struct sluice_io *io,
 	if (!sc->member)
 		return DM_MAPIO_REMAPPED;
 	io->end |= SLUICE_END_POOLED;
+	if (sc->policy->pass &&
+	    sc->policy->pass(sc->member, &io->pool, io->start_ns))
+		return DM_MAPIO_REMAPPED;
 	sluice_mark_downstream(sc->vol, io, io->start_ns);
 	if (!sc->policy->admit(sc->member, bio, &io->pool, io->start_ns))
 		return DM_MAPIO_SUBMITTED;

@@ -10,6 +10,29 @@
  *
  * The pool is named, not found by device: each volume usually sits on its
  * own linear map of the pool's disk.
+ *
+ * The lane. While nothing waits in the pool, no slot is kept, no member is
+ * stalled and no member has a latency target, the scheduler has nothing to
+ * order: every bio goes at once. The pool then opens its lane, and a bio
+ * passes it (pass()) with one bounded atomic increment of the bios in
+ * flight, without the lock or the tags; its
+ * completion gives the slot back with one atomic decrement and counts its
+ * service time on its CPU, folded into the depth controller under the lock
+ * every POOL_FOLD_DONE completions or POOL_FOLD_NS. The first bio that must
+ * wait closes the lane under the lock, and the pool is the locked dispatcher
+ * again until nothing waits. Skipping the tags is fair: start-time fair
+ * queueing orders backlogged members only, and a member that becomes
+ * backlogged starts at the virtual time (or its last finish tag, at most one
+ * step ahead), whatever it sent meanwhile; reservation tags likewise bring
+ * no credit from before. Think times are not measured across an open lane,
+ * and no member is expected while it is open: anticipation keeps slots only
+ * against a waiter, and there is none.
+ *
+ * Ordering between the lane and the lock: a completion gives its slot back
+ * (a fully ordered atomic) before it reads whether the lane is open; a bio
+ * that is to wait closes the lane, then (smp_mb()) reads the bios in
+ * flight. Either the completion sees the lane closed, and takes the locked
+ * path that kicks the worker, or the waiting bio sees the slot free.
  */
 #include <linux/module.h>
 #include <linux/init.h>
@@ -58,6 +81,21 @@
 #define POOL_EXPECT_SCAN 8
 /* sluice_pool_stamp.flags */
 #define POOL_BIO_LOOSE 1	/* counted in the pool's loose_inflight */
+/* A CPU folds its lane completions into the depth controller this often. */
+#define POOL_FOLD_DONE 8
+#define POOL_FOLD_NS (5ULL * NSEC_PER_MSEC)
+
+/* Lane completions on one CPU not yet folded into the depth controller. */
+struct pool_cpu {
+	u32 done;
+	u64 wait_ns, svc_ns;
+	u64 folded_at;
+};
+
+/* A member's counters, per CPU: bios pass the lane on any CPU. */
+struct member_cpu {
+	u64 sent, lane_sent, done, wait_ns, svc_ns;
+};
 
 struct sluice_pool {
 	struct list_head list;		/* in sluice_pools */
@@ -71,8 +109,15 @@ struct sluice_pool {
 	struct sl_heap_node **wv, **rv;
 	u32 cap;
 	struct list_head members;
-	/* inflight counts the bios in flight of members that are not stalled */
-	unsigned int inflight;
+	/*
+	 * inflight counts every bio in flight, of the lane too (hence atomic:
+	 * a slot is taken by a bounded increment, see pool_take_slot());
+	 * excused, those of stalled members, which take no slot.
+	 */
+	atomic_t inflight;
+	unsigned int excused;
+	bool lane_open;			/* written under the lock */
+	struct pool_cpu __percpu *pcpu;
 	struct sl_depth dc;		/* the depth in force: dc.depth */
 	unsigned int kept;		/* slots kept for anticipated members */
 	struct list_head expected;	/* members thinking, see sluice-think.h */
@@ -91,11 +136,13 @@ struct sluice_member {
 	struct sl_sched_client c;
 	struct bio_list queue;
 	unsigned int nr_queued;
-	unsigned int inflight;		/* this member's bios in flight */
+	atomic_t inflight;		/* this member's bios in flight */
+	unsigned int excused;		/* of them, excused by its stall */
 	u64 progress_ns;		/* last completion, or first send after idle */
 	bool stalled;			/* see POOL_STALL_NS */
 	bool closed;			/* drained for a suspend: hold nothing */
-	u64 sent, by_reservation, stalls;
+	bool lane_used;			/* a bio passed the lane: no think time */
+	u64 by_reservation, stalls;
 	/* anticipation */
 	struct sl_think think;
 	bool expected;			/* its next bio is expected soon */
@@ -109,8 +156,8 @@ struct sluice_member {
 	u32 lat_done, lat_over, lat_near;	/* near: within a fifth */
 	u64 lat_since;			/* the start of its window */
 	u64 lat_missed;			/* windows it missed */
-	/* its completions, and their time waiting here and at the device */
-	u64 done, wait_ns, svc_ns;
+	/* bios sent; completions, their time waiting here and at the device */
+	struct member_cpu __percpu *pcpu;
 };
 
 static LIST_HEAD(sluice_pools);
@@ -125,9 +172,63 @@ static u64 bio_cost_bytes(struct bio *bio)
 	return bio->bi_iter.bi_size;
 }
 
+/* The bios that may count in flight: what the lock's holder may send to. */
+static int __pool_limit(const struct sluice_pool *p)
+{
+	return p->dc.depth + p->excused - p->kept;
+}
+
 static bool __pool_room(const struct sluice_pool *p)
 {
-	return p->inflight + p->kept < p->dc.depth;
+	return atomic_read(&p->inflight) < __pool_limit(p);
+}
+
+/* Take a slot if fewer than limit bios count in flight. */
+static bool pool_take_slot(struct sluice_pool *p, int limit)
+{
+	int n = atomic_read(&p->inflight);
+
+	do {
+		if (n >= limit)
+			return false;
+	} while (!atomic_try_cmpxchg(&p->inflight, &n, n + 1));
+	return true;
+}
+
+/* m's next bio came, or will not come soon: stop expecting it. */
+static void __member_end_expect(struct sluice_pool *p, struct sluice_member *m)
+{
+	if (!m->expected)
+		return;
+	m->expected = false;
+	list_del_init(&m->expect_node);
+	if (m->anticipating) {
+		m->anticipating = false;
+		p->kept--;
+	}
+}
+
+/* Nothing for the scheduler to order, nothing to keep: open the lane. */
+static void __pool_open_lane(struct sluice_pool *p)
+{
+	struct sluice_member *m, *tmp;
+
+	if (p->lane_open || sl_heap_top(&p->s.w) || p->kept || p->excused ||
+	    p->nr_targets || p->squeeze_ns)
+		return;
+	/* their next bios may pass the lane unseen */
+	list_for_each_entry_safe(m, tmp, &p->expected, expect_node)
+		__member_end_expect(p, m);
+	WRITE_ONCE(p->lane_open, true);
+}
+
+/* A bio is to wait, or a target joined: no bio may pass the lane. */
+static void __pool_close_lane(struct sluice_pool *p)
+{
+	if (p->lane_open)
+		WRITE_ONCE(p->lane_open, false);
+	/* the slots are read after: see the ordering at the top */
+	smp_mb();
 }
 
 /* Whether m's bios count against the squeeze of a latency target. */
@@ -143,15 +244,27 @@ static bool __member_squeezed(const struct sluice_pool *p,
 	return __member_loose(p, m) && p->loose_inflight >= p->loose_cap;
 }
 
-/* A bio of m goes to the device: count it in flight, stamp it. */
+/* A member sends a bio, its slot taken: count it, for its stall too. */
+static void pool_count_member(struct sluice_member *m, u64 now)
+{
+	if (atomic_inc_return_relaxed(&m->inflight) == 1)
+		WRITE_ONCE(m->progress_ns, now);
+	this_cpu_inc(m->pcpu->sent);
+}
+
+/*
+ * A bio of m goes to the device, counted in the pool's inflight already:
+ * count it for m, stamp it.
+ */
 static void __pool_count_sent(struct sluice_pool *p, struct sluice_member *m,
 			      struct sluice_pool_stamp *stamp, u64 now)
 {
-	if (!m->inflight++)
-		m->progress_ns = now;
-	if (!m->stalled)
-		p->inflight++;
-	m->sent++;
+	pool_count_member(m, now);
+	/* a stalled member's bio takes no slot either */
+	if (m->stalled) {
+		m->excused++;
+		p->excused++;
+	}
 	stamp->sent_ns = now;
 	stamp->flags = 0;
 	if (__member_loose(p, m)) {
@@ -201,32 +314,19 @@ static struct bio *__pool_next(struct sluice_pool *p, u64 now)
 	struct sluice_member *m;
 	bool by_res;
 
-	if (!__pool_room(p))
+	if (!sl_heap_top(&p->s.w) || !pool_take_slot(p, __pool_limit(p)))
 		return NULL;
 	c = sl_sched_pick(&p->s, now, &by_res);
-	if (!c)
-		return NULL;
 	m = container_of(c, struct sluice_member, c);
 	if (__member_squeezed(p, m)) {
 		m = __pool_pick_tight(p);
-		if (!m)
+		if (!m) {
+			atomic_dec(&p->inflight);
 			return NULL;
+		}
 		by_res = false;
 	}
 	return __pool_take(p, m, by_res, now);
-}
-
-/* m's next bio came, or will not come soon: stop expecting it. */
-static void __member_end_expect(struct sluice_pool *p, struct sluice_member *m)
-{
-	if (!m->expected)
-		return;
-	m->expected = false;
-	list_del_init(&m->expect_node);
-	if (m->anticipating) {
-		m->anticipating = false;
-		p->kept--;
-	}
 }
 
 /*
@@ -256,7 +356,7 @@ static void __pool_keep_slots(struct sluice_pool *p, u64 now)
 	if (!top)
 		return;
 	next = container_of(top, struct sluice_member, c.wnode);
-	lone = next->nr_queued + next->inflight == 1;
+	lone = next->nr_queued + atomic_read(&next->inflight) == 1;
 	list_for_each_entry_safe(m, tmp, &p->expected, expect_node) {
 		if (now >= m->expect_until) {
 			__member_end_expect(p, m);
@@ -396,13 +496,22 @@ static void __pool_find_stalls(struct sluice_pool *p, u64 now)
 {
 	struct sluice_member *m;
 
+	unsigned int n;
+
 	list_for_each_entry(m, &p->members, node) {
-		if (m->stalled || !m->inflight ||
-		    now - m->progress_ns < POOL_STALL_NS)
+		if (m->stalled || now - READ_ONCE(m->progress_ns) < POOL_STALL_NS)
+			continue;
+		/*
+		 * The lane is closed: a completion that did not see it closed
+		 * gave its slot back before, and is counted out here.
+		 */
+		n = atomic_read(&m->inflight);
+		if (!n)
 			continue;
 		m->stalled = true;
 		m->stalls++;
-		p->inflight -= m->inflight;
+		m->excused = n;
+		p->excused += n;
 		/* its queue waits until one of its bios completes */
 		sl_sched_deactivate(&p->s, &m->c);
 		__member_end_expect(p, m);
@@ -439,6 +548,7 @@ static void pool_dispatch_fn(struct work_struct *w)
 	while ((bio = __pool_next(p, now)))
 		bio_list_add(&out, bio);
 	blocked = sl_heap_top(&p->s.w) != NULL;
+	__pool_open_lane(p);
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (blocked)
 		pool_arm_stall_check(p);
@@ -462,6 +572,7 @@ static enum hrtimer_restart member_antic_timer_fn(struct hrtimer *t)
 	kick = m->anticipating;
 	__member_end_expect(p, m);
 	kick = kick && sl_heap_top(&p->s.w);
+	__pool_open_lane(p);
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (kick)
 		queue_work(weight_wq, &p->dispatch);
@@ -516,7 +627,10 @@ static struct sluice_member *weight_attach(const char *name,
 	bool created = false;
 
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
-	if (!m) {
+	if (m)
+		m->pcpu = alloc_percpu(struct member_cpu);
+	if (!m || !m->pcpu) {
+		kfree(m);
 		*error = "pool: cannot allocate member";
 		return NULL;
 	}
@@ -532,8 +646,12 @@ static struct sluice_member *weight_attach(const char *name,
 	p = pool_find(name);
 	if (!p) {
 		p = kzalloc(sizeof(*p), GFP_KERNEL);
-		if (!p)
+		if (p)
+			p->pcpu = alloc_percpu(struct pool_cpu);
+		if (!p || !p->pcpu) {
+			kfree(p);
 			goto nomem;
+		}
 		strscpy(p->name, name, sizeof(p->name));
 		spin_lock_init(&p->lock);
 		INIT_WORK(&p->dispatch, pool_dispatch_fn);
@@ -545,8 +663,10 @@ static struct sluice_member *weight_attach(const char *name,
 		created = true;
 	}
 	if (pool_grow(p)) {
-		if (created)
+		if (created) {
+			free_percpu(p->pcpu);
 			kfree(p);
+		}
 		goto nomem;
 	}
 	if (created)
@@ -555,14 +675,18 @@ static struct sluice_member *weight_attach(const char *name,
 	m->pool = p;
 	spin_lock_irq(&p->lock);
 	list_add_tail(&m->node, &p->members);
-	if (m->target_ns)
+	if (m->target_ns) {
 		p->nr_targets++;
+		__pool_close_lane(p);
+	}
+	__pool_open_lane(p);
 	spin_unlock_irq(&p->lock);
 	mutex_unlock(&sluice_pools_lock);
 	return m;
 
 nomem:
 	mutex_unlock(&sluice_pools_lock);
+	free_percpu(m->pcpu);
 	kfree(m);
 	*error = "pool: cannot allocate pool";
 	return NULL;
@@ -575,7 +699,7 @@ static void weight_detach(struct sluice_member *m)
 	mutex_lock(&sluice_pools_lock);
 	spin_lock_irq(&p->lock);
 	/* the target drained the queue on presuspend; dm waited for the rest */
-	WARN_ON_ONCE(m->nr_queued || m->inflight);
+	WARN_ON_ONCE(m->nr_queued || atomic_read(&m->inflight));
 	sl_sched_deactivate(&p->s, &m->c);
 	__member_end_expect(p, m);
 	if (m->target_ns)
@@ -585,6 +709,7 @@ static void weight_detach(struct sluice_member *m)
 	hrtimer_cancel(&m->antic_timer);
 	if (--p->nr_members) {
 		mutex_unlock(&sluice_pools_lock);
+		free_percpu(m->pcpu);
 		kfree(m);
 		return;
 	}
@@ -594,10 +719,12 @@ static void weight_detach(struct sluice_member *m)
 	timer_delete_sync(&p->stall_timer);
 	cancel_work_sync(&p->dispatch);
 	timer_delete_sync(&p->stall_timer);
-	WARN_ON_ONCE(p->inflight);
+	WARN_ON_ONCE(atomic_read(&p->inflight));
 	kvfree(p->wv);
 	kvfree(p->rv);
+	free_percpu(p->pcpu);
 	kfree(p);
+	free_percpu(m->pcpu);
 	kfree(m);
 }
 
@@ -616,7 +743,53 @@ static void weight_set(struct sluice_member *m,
 	m->lat_over = 0;
 	m->lat_near = 0;
 	m->lat_since = ktime_get_ns();
+	if (p->nr_targets)
+		__pool_close_lane(p);
+	else
+		__pool_open_lane(p);
 	spin_unlock_irq(&p->lock);
+}
+
+/*
+ * The lane (see the top): a bio goes at once, if it is open and has a slot.
+ * The clock read is the caller's; the bio is stamped as sent when admitted.
+ */
+static bool weight_pass(struct sluice_member *m, struct sluice_pool_stamp *stamp,
+			u64 now)
+{
+	struct sluice_pool *p = m->pool;
+
+	if (!READ_ONCE(p->lane_open) ||
+	    !pool_take_slot(p, READ_ONCE(p->dc.depth)))
+		return false;
+	pool_count_member(m, now);
+	this_cpu_inc(m->pcpu->lane_sent);
+	/* read first: the line stays clean while the member keeps using it */
+	if (!READ_ONCE(m->lane_used))
+		WRITE_ONCE(m->lane_used, true);
+	stamp->admitted_ns = now;
+	stamp->sent_ns = now;
+	stamp->flags = 0;
+	return true;
+}
+
+/* A bio of m came: end its think time and its expectation. */
+static void __member_busy(struct sluice_pool *p, struct sluice_member *m,
+			  u64 now)
+{
+	/*
+	 * Its bios passed the lane since it went idle: what came now is not
+	 * the end of that think time. Racing pass() at worst loses a sample.
+	 */
+	if (READ_ONCE(m->lane_used)) {
+		WRITE_ONCE(m->lane_used, false);
+		m->think.idle_since = 0;
+	}
+	sl_think_busy(&m->think, now);
+	/* its kept slot is free for whoever the scheduler picks: likely it */
+	if (m->anticipating)
+		m->anticipated++;
+	__member_end_expect(p, m);
 }
 
 static bool weight_admit(struct sluice_member *m, struct bio *bio,
@@ -632,25 +805,24 @@ static bool weight_admit(struct sluice_member *m, struct bio *bio,
 	spin_lock_irqsave(&p->lock, flags);
 	/* suspending: the pool must hold nothing for this member */
 	if (m->closed) {
+		atomic_inc(&p->inflight);
 		__pool_count_sent(p, m, stamp, now);
 		spin_unlock_irqrestore(&p->lock, flags);
 		return true;
 	}
-	sl_think_busy(&m->think, now);
-	/* its kept slot is free for whoever the scheduler picks: likely it */
-	if (m->anticipating)
-		m->anticipated++;
-	__member_end_expect(p, m);
+	__member_busy(p, m, now);
 	/* room, and nobody waiting: send it, keeping the tags in step */
-	if (__pool_room(p) && !sl_heap_top(&p->s.w) && !m->stalled &&
-	    !__member_squeezed(p, m)) {
+	if (!sl_heap_top(&p->s.w) && !m->stalled && !__member_squeezed(p, m) &&
+	    pool_take_slot(p, __pool_limit(p))) {
 		bytes = bio_cost_bytes(bio);
 		sl_sched_pass(&p->s, &m->c, sl_sched_cost(&p->s, bytes), bytes,
 			      now);
 		__pool_count_sent(p, m, stamp, now);
+		__pool_open_lane(p);
 		spin_unlock_irqrestore(&p->lock, flags);
 		return true;
 	}
+	__pool_close_lane(p);
 	bio_list_add(&m->queue, bio);
 	/* a stalled member's queue joins the scheduler when it progresses */
 	if (!m->nr_queued++ && !m->stalled)
@@ -673,38 +845,62 @@ static bool weight_admit(struct sluice_member *m, struct bio *bio,
 	return false;
 }
 
-static void weight_complete(struct sluice_member *m, struct bio *bio,
-			    struct sluice_pool_stamp *stamp, u64 now)
+/* This CPU's lane completions into the depth controller. */
+static void __pool_fold_cpu(struct sluice_pool *p, u64 now)
 {
-	struct sluice_pool *p = m->pool;
-	u64 wait = stamp->sent_ns - stamp->admitted_ns, svc = now - stamp->sent_ns;
+	struct pool_cpu *pc = this_cpu_ptr(p->pcpu);
+
+	pc->folded_at = now;
+	if (!pc->done)
+		return;
+	sl_depth_done_many(&p->dc, pc->done, pc->svc_ns, pc->wait_ns, 0, now);
+	pc->done = 0;
+	pc->wait_ns = 0;
+	pc->svc_ns = 0;
+}
+
+static noinline void pool_fold_now(struct sluice_pool *p, u64 now)
+{
+	unsigned long flags;
+	bool kick;
+
+	spin_lock_irqsave(&p->lock, flags);
+	__pool_fold_cpu(p, now);
+	/* the lane closed since, and the depth grew: room for a waiter */
+	kick = sl_heap_top(&p->s.w) && __pool_room(p);
+	spin_unlock_irqrestore(&p->lock, flags);
+	if (kick)
+		queue_work(weight_wq, &p->dispatch);
+}
+
+/* The locked part of a completion: the lane is closed, or was. */
+static noinline void pool_complete_locked(struct sluice_pool *p,
+					  struct sluice_member *m,
+					  struct sluice_pool_stamp *stamp,
+					  u64 wait, u64 svc, u64 now)
+{
 	unsigned long flags;
 	bool kick, bound;
 
 	spin_lock_irqsave(&p->lock, flags);
-	m->inflight--;
-	m->progress_ns = now;
 	if (stamp->flags & POOL_BIO_LOOSE)
 		p->loose_inflight--;
-	if (!m->stalled) {
-		p->inflight--;
-	} else {
+	if (m->stalled) {
 		/* progress: what it still has in flight counts again */
 		m->stalled = false;
-		p->inflight += m->inflight;
+		p->excused -= m->excused;
+		m->excused = 0;
 		if (m->nr_queued)
 			sl_sched_activate(&p->s, &m->c, now);
 	}
 	bound = sl_heap_top(&p->s.w) != NULL;
+	__pool_fold_cpu(p, now);
 	/*
 	 * A slot kept idle for a thinking member lowers the rate; depth=auto
 	 * must not grow to fill it, or the member's bio would wait in the
 	 * device: such a completion does not count as one the depth bound.
 	 */
 	sl_depth_done(&p->dc, svc, wait, bound && !p->kept, now);
-	m->done++;
-	m->wait_ns += wait;
-	m->svc_ns += svc;
 	/* against its target, if it came after the squeeze last changed */
 	if (m->target_ns && stamp->admitted_ns - p->squeeze_at < (1ULL << 63)) {
 		u64 lat = now - stamp->admitted_ns;
@@ -716,13 +912,43 @@ static void weight_complete(struct sluice_member *m, struct bio *bio,
 			m->lat_near++;
 	}
 	__pool_latency_window(p, now);
-	if (!m->inflight && !m->nr_queued)
+	if (!atomic_read(&m->inflight) && !m->nr_queued)
 		__member_expect(p, m, now);
 	__pool_keep_slots(p, now);
+	__pool_open_lane(p);
 	kick = bound && __pool_room(p);
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (kick)
 		queue_work(weight_wq, &p->dispatch);
+}
+
+static void weight_complete(struct sluice_member *m, struct bio *bio,
+			    struct sluice_pool_stamp *stamp, u64 now)
+{
+	struct sluice_pool *p = m->pool;
+	u64 wait = stamp->sent_ns - stamp->admitted_ns, svc = now - stamp->sent_ns;
+	struct member_cpu __percpu *mc = m->pcpu;
+	struct pool_cpu __percpu *pc = p->pcpu;
+
+	this_cpu_inc(mc->done);
+	this_cpu_add(mc->wait_ns, wait);
+	this_cpu_add(mc->svc_ns, svc);
+	/* before the slot is given back: a stall check sees the progress */
+	WRITE_ONCE(m->progress_ns, now);
+	atomic_dec(&m->inflight);
+	/* fully ordered: the lane is read after the slot is given back */
+	atomic_dec_return(&p->inflight);
+	if (unlikely(!READ_ONCE(p->lane_open) ||
+		     (stamp->flags & POOL_BIO_LOOSE))) {
+		pool_complete_locked(p, m, stamp, wait, svc, now);
+		return;
+	}
+	/* the lane: nothing waits, nothing to kick, no expectation */
+	this_cpu_add(pc->wait_ns, wait);
+	this_cpu_add(pc->svc_ns, svc);
+	if (this_cpu_add_return(pc->done, 1) >= POOL_FOLD_DONE ||
+	    now - this_cpu_read(pc->folded_at) >= POOL_FOLD_NS)
+		pool_fold_now(p, now);
 }
 
 static void weight_drain(struct sluice_member *m, struct bio_list *out)
@@ -801,20 +1027,28 @@ static void weight_status(struct sluice_member *m, char *result,
 {
 	struct sluice_pool *p = m->pool;
 	unsigned int sz = *szp, queued, inflight, depth, m_inflight;
-	u64 sent, by_res, stalls, lat0, think, anticipated, target, missed;
-	u64 done, wait_ns, svc_ns;
-	bool stalled, depth_auto;
+	u64 sent = 0, by_res, stalls, lat0, think, anticipated, target, missed;
+	u64 done = 0, wait_ns = 0, svc_ns = 0, lane_sent = 0;
+	bool stalled, depth_auto, lane;
 	const char *why;
-	int cost;
+	int cost, cpu;
 
+	for_each_possible_cpu(cpu) {
+		struct member_cpu *mc = per_cpu_ptr(m->pcpu, cpu);
+
+		sent += READ_ONCE(mc->sent);
+		lane_sent += READ_ONCE(mc->lane_sent);
+		done += READ_ONCE(mc->done);
+		wait_ns += READ_ONCE(mc->wait_ns);
+		svc_ns += READ_ONCE(mc->svc_ns);
+	}
 	spin_lock_irq(&p->lock);
 	queued = m->nr_queued;
-	sent = m->sent;
 	by_res = m->by_reservation;
-	m_inflight = m->inflight;
+	m_inflight = atomic_read(&m->inflight);
 	stalled = m->stalled;
 	stalls = m->stalls;
-	inflight = p->inflight;
+	inflight = atomic_read(&p->inflight) - p->excused;
 	depth = p->dc.depth;
 	depth_auto = !p->dc.fixed;
 	why = sl_depth_why_name(p->dc.why);
@@ -824,9 +1058,7 @@ static void weight_status(struct sluice_member *m, char *result,
 	anticipated = m->anticipated;
 	target = m->target_ns;
 	missed = m->lat_missed;
-	done = m->done;
-	wait_ns = m->wait_ns;
-	svc_ns = m->svc_ns;
+	lane = p->lane_open;
 	spin_unlock_irq(&p->lock);
 	DMEMIT(" pool_queued=%u pool_sent=%llu pool_by_reservation=%llu",
 	       queued, sent, by_res);
@@ -842,6 +1074,7 @@ static void weight_status(struct sluice_member *m, char *result,
 	       target / NSEC_PER_USEC, missed);
 	DMEMIT(" pool_done=%llu pool_wait_ns=%llu pool_svc_ns=%llu", done,
 	       wait_ns, svc_ns);
+	DMEMIT(" pool_lane=%d pool_lane_sent=%llu", lane, lane_sent);
 	*szp = sz;
 }
 
@@ -852,6 +1085,7 @@ static struct sluice_policy_type weight_policy = {
 	.attach = weight_attach,
 	.detach = weight_detach,
 	.set = weight_set,
+	.pass = weight_pass,
 	.admit = weight_admit,
 	.complete = weight_complete,
 	.drain = weight_drain,

@@ -24,6 +24,7 @@ static void sl_depth_window_reset(struct sl_depth *d, u64 now)
 	d->win_lat_sum = 0;
 	d->win_wait_sum = 0;
 	d->win_done = 0;
+	d->win_timed = 0;
 	d->win_bound = 0;
 }
 
@@ -104,12 +105,13 @@ static void sl_depth_judge(struct sl_depth *d, u64 rate, u64 time)
 	else
 		keep = rate * twice >= d->base_rate * (twice - step) &&
 		       rate * 10 >= d->base_rate * 9 &&
-		       (!d->base_time || time * 2 < d->base_time * 3);
+		       (!d->base_time || !time || time * 2 < d->base_time * 3);
 	d->settled = 0;
 	if (keep) {
 		d->base = d->depth;
 		d->base_rate = rate;
-		d->base_time = time;
+		if (time)
+			d->base_time = time;
 		d->settle = SL_DEPTH_SETTLE_MIN;
 		d->why = up ? SL_DEPTH_WHY_GROWN : SL_DEPTH_WHY_SHRUNK;
 		return;
@@ -129,7 +131,8 @@ static void sl_depth_settle(struct sl_depth *d, u64 rate, u64 time, bool bound)
 	u64 step, to;
 
 	d->base_rate = d->base_rate ? (3 * d->base_rate + rate) / 4 : rate;
-	d->base_time = d->base_time ? (3 * d->base_time + time) / 4 : time;
+	if (time)
+		d->base_time = d->base_time ? (3 * d->base_time + time) / 4 : time;
 	if (++d->settled < d->settle)
 		return;
 	/* a climb needs a depth that binds; a descent needs room below */
@@ -155,16 +158,17 @@ static void sl_depth_settle(struct sl_depth *d, u64 rate, u64 time, bool bound)
 	d->probe_windows = 0;
 	d->probe_rate = 0;
 	d->probe_time = 0;
+	d->probe_timed = 0;
 	d->why = SL_DEPTH_WHY_PROBE;
 }
 
 bool sl_depth_done(struct sl_depth *d, u64 svc_ns, u64 wait_ns, bool bound,
 		   u64 now)
 {
-	return sl_depth_done_many(d, 1, svc_ns, wait_ns, bound, now);
+	return sl_depth_done_many(d, 1, 1, svc_ns, wait_ns, bound, now);
 }
 
-bool sl_depth_done_many(struct sl_depth *d, u32 done, u64 svc_sum,
+bool sl_depth_done_many(struct sl_depth *d, u32 done, u32 timed, u64 svc_sum,
 			u64 wait_sum, u32 bound, u64 now)
 {
 	u64 elapsed = now - d->win_start, lat, rate, time;
@@ -174,6 +178,7 @@ bool sl_depth_done_many(struct sl_depth *d, u32 done, u64 svc_sum,
 	if (!done)
 		return false;
 	d->win_done += done;
+	d->win_timed += timed;
 	d->win_lat_sum += svc_sum;
 	d->win_wait_sum += wait_sum;
 	d->win_bound += bound;
@@ -182,19 +187,22 @@ bool sl_depth_done_many(struct sl_depth *d, u32 done, u64 svc_sum,
 		if (elapsed < SL_DEPTH_WIN_MAX_NS)
 			return false;
 		/* a slow window: its service time counts, its rate says little */
-		if (d->win_done >= 4) {
+		if (d->win_timed >= 4) {
 			sl_depth_epoch(d, now);
 			d->lat0[0] = sl_min_set(d->lat0[0],
-						d->win_lat_sum / d->win_done);
+						d->win_lat_sum / d->win_timed);
 		}
 		sl_depth_window_reset(d, now);
 		return false;
 	}
 	d->windows++;
 	sl_depth_epoch(d, now);
-	lat = d->win_lat_sum / d->win_done;
-	d->lat0[0] = sl_min_set(d->lat0[0], lat ? lat : 1);
-	time = (d->win_lat_sum + d->win_wait_sum) / d->win_done;
+	time = 0;
+	if (d->win_timed) {
+		lat = d->win_lat_sum / d->win_timed;
+		d->lat0[0] = sl_min_set(d->lat0[0], lat ? lat : 1);
+		time = (d->win_lat_sum + d->win_wait_sum) / d->win_timed;
+	}
 	rate = (u64)d->win_done * SL_NSEC_PER_SEC / (elapsed ? elapsed : 1);
 	/*
 	 * The depth decided the rate: bios waited in the pool for three
@@ -214,10 +222,22 @@ bool sl_depth_done_many(struct sl_depth *d, u32 done, u64 svc_sum,
 	}
 	/* a probe is judged on the mean of its windows: one is too noisy */
 	d->probe_rate += rate;
-	d->probe_time += time;
-	if (++d->probe_windows < SL_DEPTH_PROBE_WINDOWS)
+	if (time) {
+		d->probe_time += time;
+		d->probe_timed++;
+	}
+	/*
+	 * One window is enough for a step down that is plainly worse (half
+	 * the rate, or twice the time): on a fast device with several
+	 * submitters, the second window would cost as much again.
+	 */
+	if (++d->probe_windows < SL_DEPTH_PROBE_WINDOWS &&
+	    !(d->depth < d->base &&
+	      (rate * 2 < d->base_rate ||
+	       (time && d->base_time && time >= 2 * d->base_time))))
 		return false;
+	/* time 0: none timed, judged on the rate alone */
 	sl_depth_judge(d, d->probe_rate / d->probe_windows,
-		       d->probe_time / d->probe_windows);
+		       d->probe_timed ? d->probe_time / d->probe_timed : 0);
 	return d->depth != old;
 }

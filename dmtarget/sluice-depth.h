@@ -88,15 +88,16 @@ struct sl_depth {
 	bool up;		/* the next probe goes up, else down */
 	u32 base;		/* the depth settled on */
 	u64 base_rate;		/* its rate, averaged (3/4 old); 0: none yet */
-	u64 base_time;		/* a bio's time in pool and device, likewise */
+	/* a bio's time in pool and device, likewise; 0: none timed yet */
+	u64 base_time;
 	u32 settled;		/* windows at base since the last probe */
 	u32 settle;		/* windows to wait before the next */
 	/* the probe under way: its windows so far, their rates and times */
-	u32 probe_windows;
+	u32 probe_windows, probe_timed;	/* timed: windows with a time */
 	u64 probe_rate, probe_time;
-	/* the window: its service and pool-wait times, summed */
+	/* the window: its service and pool-wait times, summed over timed */
 	u64 win_start, win_lat_sum, win_wait_sum;
-	u32 win_done, win_bound;
+	u32 win_done, win_timed, win_bound;
 	/* the unloaded service time: [0] this epoch, [1] the last; 0 = none */
 	u64 lat0[2];
 	u64 epoch_start;
@@ -114,13 +115,15 @@ void sl_depth_set_fixed(struct sl_depth *d, u32 fixed, u64 now);
 bool sl_depth_done(struct sl_depth *d, u64 svc_ns, u64 wait_ns, bool bound,
 		   u64 now);
 /*
- * done completions at once, with their service and pool-wait times summed,
- * bound of them with the depth binding: as many sl_depth_done() calls, the
- * last at now, for completions counted where no lock is taken and folded in
- * later (the pool's lane, see sluice-weight.c). A window ends at the batch
- * that fills it, so it may hold up to a batch more than SL_DEPTH_WIN_DONE.
+ * done completions at once, bound of them with the depth binding, timed of
+ * them with their service and pool-wait times summed (the rate counts them
+ * all, the times are means over the timed): completions counted where no
+ * lock is taken and folded in later, and timed by a sample (the pool's
+ * lane, see sluice-weight.c). A window ends at the batch that fills it,
+ * so it may hold up to a batch more than SL_DEPTH_WIN_DONE; one with
+ * nothing timed leaves the times alone.
  */
-bool sl_depth_done_many(struct sl_depth *d, u32 done, u64 svc_sum,
+bool sl_depth_done_many(struct sl_depth *d, u32 done, u32 timed, u64 svc_sum,
 			u64 wait_sum, u32 bound, u64 now);
 /* The unloaded service time, ns; 0 before the first window. */
 u64 sl_depth_lat0(const struct sl_depth *d);

@@ -63,7 +63,9 @@ struct sluice_policy_type {
 	 * Optional, tried before admit(), and never holds the bio: true, it
 	 * goes now, counted in flight, and is stamped; false, admit() it. For
 	 * a pool with room and nothing to order, a path without the lock; the
-	 * caller need not track the bio as one the pool may hold.
+	 * caller need not track the bio as one the pool may hold. now is the
+	 * caller's ktime_get_ns() if it read the clock for the bio, else 0:
+	 * the bio is then not timed, and complete() gets 0 too.
 	 */
 	bool (*pass)(struct sluice_member *m, struct sluice_pool_stamp *stamp,
 		     u64 now);
@@ -75,7 +77,10 @@ struct sluice_policy_type {
 	 */
 	bool (*admit)(struct sluice_member *m, struct bio *bio,
 		      struct sluice_pool_stamp *stamp, u64 now);
-	/* A bio admitted (sent now or later) has completed, at now. */
+	/*
+	 * A bio admitted (sent now or later) has completed, at now; 0 for a
+	 * bio pass() took without a clock.
+	 */
 	void (*complete)(struct sluice_member *m, struct bio *bio,
 			 struct sluice_pool_stamp *stamp, u64 now);
 	/*

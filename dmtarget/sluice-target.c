@@ -632,6 +632,7 @@ static int sluice_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		}
 	}
 	sc->plain = !sc->member && !sc->group;
+	sc->laned = sc->member && !sc->group && sc->policy->pass;
 	ret = dm_get_device(ti, argv[0], dm_table_get_mode(ti->table), &sc->dev);
 	if (ret) {
 		ti->error = "Device lookup failed";
@@ -903,9 +904,38 @@ static noinline void sluice_stage_fold_now(struct sluice_stage *s)
 }
 
 /*
+ * A bio of an unlimited volume in a pool (and no group), nothing held: it
+ * passes the pool's lane if that is open, counted as the unlimited path
+ * counts; the clock is read only for a bio of the latency sample (the one
+ * sluice_count_in() will pick), whose pool times are measured too. Else
+ * the path that may hold it.
+ */
+static noinline int sluice_map_pooled(struct dm_target *ti, struct bio *bio,
+				      enum req_op op, int d)
+{
+	struct sluice_c *sc = ti->private;
+	struct sluice_vol *v = sc->vol;
+	struct sluice_io *io = sluice_bio_io(bio);
+	bool timed = ((this_cpu_read(v->st.pcpu->ios[d]) + 1) &
+		      (SLUICE_LAT_SAMPLE - 1)) == 1;
+	u64 now = timed ? ktime_get_ns() : 0;
+
+	if (!sc->policy->pass(sc->member, &io->pool, now))
+		return sluice_map_held(ti, bio);
+	sluice_count_in(&v->st, bio, op, d, NULL);
+	io->dir = d;
+	io->end = SLUICE_END_COUNTED | SLUICE_END_POOLED | SLUICE_END_LANE;
+	if (timed) {
+		io->end |= SLUICE_END_TIMED;
+		io->start_ns = now;
+	}
+	return DM_MAPIO_REMAPPED;
+}
+
+/*
  * A bio of a limited volume (or one with a group or pool, or held bios):
  * passed without the lock while its stage is in batch mode (see
- * sluice-stage.c), else on the locked path.
+ * sluice-stage.c), or by its pool's lane, else on the locked path.
  */
 static noinline int sluice_map_limited(struct dm_target *ti, struct bio *bio,
 				       int d)
@@ -916,6 +946,10 @@ static noinline int sluice_map_limited(struct dm_target *ti, struct bio *bio,
 	enum req_op op = bio_op(bio);
 	u32 bytes = bio->bi_iter.bi_size;
 	u64 n, by;
+
+	if (sc->laned && !READ_ONCE(s->limited) &&
+	    list_empty_careful(&s->queue[d]))
+		return sluice_map_pooled(ti, bio, op, d);
 
 	/* batch mode ends before a bio is held: no queue to pass */
 	if (!sc->plain || !READ_ONCE(s->batch) || op == REQ_OP_DISCARD ||
@@ -968,7 +1002,10 @@ static noinline int sluice_end_io_more(struct dm_target *ti, struct bio *bio,
 	u64 now = 0, lat;
 
 	if (io->end & SLUICE_END_POOLED) {
-		now = ktime_get_ns();
+		/* a bio of the lane is timed in the sample only */
+		if ((io->end & (SLUICE_END_LANE | SLUICE_END_TIMED)) !=
+		    SLUICE_END_LANE)
+			now = ktime_get_ns();
 		sc->policy->complete(sc->member, bio, &io->pool, now);
 	}
 	sluice_done_downstream(sc->vol, io);

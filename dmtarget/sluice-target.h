@@ -164,6 +164,7 @@ struct sluice_c {
 	struct sluice_member *member;
 	struct sluice_group *group;	/* with group= */
 	bool plain;			/* neither: no stage after its own */
+	bool laned;			/* a pool with a lane, and no group */
 };
 
 /* Per-bio data. */
@@ -207,6 +208,7 @@ struct sluice_io {
 #define SLUICE_END_TIMED 2	/* in the latency sample: start_ns */
 #define SLUICE_END_POOLED 4	/* admitted to the pool: complete it */
 #define SLUICE_END_DOWNSTREAM 8	/* counted in vol->nr_downstream */
+#define SLUICE_END_LANE 16	/* passed its pool's lane: timed if TIMED */
 
 #define SLUICE_CHARGED_VOL 1
 #define SLUICE_CHARGED_GROUP 2

@@ -15,10 +15,12 @@
  * stalled and no member has a latency target, the scheduler has nothing to
  * order: every bio goes at once. The pool then opens its lane, and a bio
  * passes it (pass()) with one bounded atomic increment of the bios in
- * flight, without the lock or the tags; its
- * completion gives the slot back with one atomic decrement and counts its
- * service time on its CPU, folded into the depth controller under the lock
- * every POOL_FOLD_DONE completions or POOL_FOLD_NS. The first bio that must
+ * flight, without the lock, the tags or a clock read (the target reads the
+ * clock for the bios of its latency sample only, and its service time is
+ * measured on those); its completion gives the slot back with one atomic
+ * decrement and counts itself on its CPU, folded into the depth controller
+ * under the lock every POOL_FOLD_DONE completions or once a tick. A stall
+ * (a second without progress) is timed in jiffies. The first bio that must
  * wait closes the lane under the lock, and the pool is the locked dispatcher
  * again until nothing waits. Skipping the tags is fair: start-time fair
  * queueing orders backlogged members only, and a member that becomes
@@ -62,7 +64,7 @@
  * no more, until one of them completes; so one stuck member cannot take
  * every slot of the pool and hang the others.
  */
-#define POOL_STALL_NS (1000ULL * NSEC_PER_MSEC)
+#define POOL_STALL_MS 1000
 /* How often a pool that has bios waiting and no room looks for stalls. */
 #define POOL_STALL_CHECK_MS 250
 /*
@@ -82,19 +84,25 @@
 /* sluice_pool_stamp.flags */
 #define POOL_BIO_LOOSE 1	/* counted in the pool's loose_inflight */
 /* A CPU folds its lane completions into the depth controller this often. */
-#define POOL_FOLD_DONE 8
-#define POOL_FOLD_NS (5ULL * NSEC_PER_MSEC)
+#define POOL_FOLD_DONE SL_DEPTH_WIN_DONE
 
-/* Lane completions on one CPU not yet folded into the depth controller. */
+/*
+ * Lane completions on one CPU not yet folded into the depth controller:
+ * all, and the timed with their times; folded every POOL_FOLD_DONE, or at
+ * the first after a tick.
+ */
 struct pool_cpu {
-	u32 done;
+	u32 done, timed;
 	u64 wait_ns, svc_ns;
-	u64 folded_at;
+	unsigned long folded_at;	/* jiffies */
 };
 
-/* A member's counters, per CPU: bios pass the lane on any CPU. */
+/*
+ * A member's counters, per CPU: bios pass the lane on any CPU. The times
+ * are those of the timed completions.
+ */
 struct member_cpu {
-	u64 sent, lane_sent, done, wait_ns, svc_ns;
+	u64 sent, lane_sent, done, timed, wait_ns, svc_ns;
 };
 
 struct sluice_pool {
@@ -138,8 +146,9 @@ struct sluice_member {
 	unsigned int nr_queued;
 	atomic_t inflight;		/* this member's bios in flight */
 	unsigned int excused;		/* of them, excused by its stall */
-	u64 progress_ns;		/* last completion, or first send after idle */
-	bool stalled;			/* see POOL_STALL_NS */
+	/* jiffies: its last completion, or its first send after idle */
+	unsigned long progress;
+	bool stalled;			/* see POOL_STALL_MS */
 	bool closed;			/* drained for a suspend: hold nothing */
 	bool lane_used;			/* a bio passed the lane: no think time */
 	u64 by_reservation, stalls;
@@ -245,10 +254,10 @@ static bool __member_squeezed(const struct sluice_pool *p,
 }
 
 /* A member sends a bio, its slot taken: count it, for its stall too. */
-static void pool_count_member(struct sluice_member *m, u64 now)
+static void pool_count_member(struct sluice_member *m)
 {
 	if (atomic_inc_return_relaxed(&m->inflight) == 1)
-		WRITE_ONCE(m->progress_ns, now);
+		WRITE_ONCE(m->progress, jiffies);
 	this_cpu_inc(m->pcpu->sent);
 }
 
@@ -259,7 +268,7 @@ static void pool_count_member(struct sluice_member *m, u64 now)
 static void __pool_count_sent(struct sluice_pool *p, struct sluice_member *m,
 			      struct sluice_pool_stamp *stamp, u64 now)
 {
-	pool_count_member(m, now);
+	pool_count_member(m);
 	/* a stalled member's bio takes no slot either */
 	if (m->stalled) {
 		m->excused++;
@@ -490,16 +499,18 @@ static void __pool_latency_window(struct sluice_pool *p, u64 now)
 
 /*
  * With no room and bios waiting: excuse the members whose bios in flight
- * have not progressed for POOL_STALL_NS (O(members), and only then).
+ * have not progressed for POOL_STALL_MS (O(members), and only then).
  */
-static void __pool_find_stalls(struct sluice_pool *p, u64 now)
+static void __pool_find_stalls(struct sluice_pool *p)
 {
 	struct sluice_member *m;
 
 	unsigned int n;
 
 	list_for_each_entry(m, &p->members, node) {
-		if (m->stalled || now - READ_ONCE(m->progress_ns) < POOL_STALL_NS)
+		if (m->stalled ||
+		    time_before(jiffies, READ_ONCE(m->progress) +
+					 msecs_to_jiffies(POOL_STALL_MS)))
 			continue;
 		/*
 		 * The lane is closed: a completion that did not see it closed
@@ -544,7 +555,7 @@ static void pool_dispatch_fn(struct work_struct *w)
 
 	spin_lock_irqsave(&p->lock, flags);
 	if (!__pool_room(p) && sl_heap_top(&p->s.w))
-		__pool_find_stalls(p, now);
+		__pool_find_stalls(p);
 	while ((bio = __pool_next(p, now)))
 		bio_list_add(&out, bio);
 	blocked = sl_heap_top(&p->s.w) != NULL;
@@ -752,7 +763,8 @@ static void weight_set(struct sluice_member *m,
 
 /*
  * The lane (see the top): a bio goes at once, if it is open and has a slot.
- * The clock read is the caller's; the bio is stamped as sent when admitted.
+ * now is the caller's clock if it read one, else 0: the bio is stamped as
+ * sent when admitted, and timed only with a clock.
  */
 static bool weight_pass(struct sluice_member *m, struct sluice_pool_stamp *stamp,
 			u64 now)
@@ -762,7 +774,7 @@ static bool weight_pass(struct sluice_member *m, struct sluice_pool_stamp *stamp
 	if (!READ_ONCE(p->lane_open) ||
 	    !pool_take_slot(p, READ_ONCE(p->dc.depth)))
 		return false;
-	pool_count_member(m, now);
+	pool_count_member(m);
 	this_cpu_inc(m->pcpu->lane_sent);
 	/* read first: the line stays clean while the member keeps using it */
 	if (!READ_ONCE(m->lane_used))
@@ -850,22 +862,25 @@ static void __pool_fold_cpu(struct sluice_pool *p, u64 now)
 {
 	struct pool_cpu *pc = this_cpu_ptr(p->pcpu);
 
-	pc->folded_at = now;
+	pc->folded_at = jiffies;
 	if (!pc->done)
 		return;
-	sl_depth_done_many(&p->dc, pc->done, pc->svc_ns, pc->wait_ns, 0, now);
+	sl_depth_done_many(&p->dc, pc->done, pc->timed, pc->svc_ns, pc->wait_ns,
+			   0, now);
 	pc->done = 0;
+	pc->timed = 0;
 	pc->wait_ns = 0;
 	pc->svc_ns = 0;
 }
 
-static noinline void pool_fold_now(struct sluice_pool *p, u64 now)
+static noinline void pool_fold_now(struct sluice_pool *p)
 {
 	unsigned long flags;
 	bool kick;
 
 	spin_lock_irqsave(&p->lock, flags);
-	__pool_fold_cpu(p, now);
+	/* the depth's windows are rates: the fine clock */
+	__pool_fold_cpu(p, ktime_get_ns());
 	/* the lane closed since, and the depth grew: room for a waiter */
 	kick = sl_heap_top(&p->s.w) && __pool_room(p);
 	spin_unlock_irqrestore(&p->lock, flags);
@@ -877,10 +892,11 @@ static noinline void pool_fold_now(struct sluice_pool *p, u64 now)
 static noinline void pool_complete_locked(struct sluice_pool *p,
 					  struct sluice_member *m,
 					  struct sluice_pool_stamp *stamp,
-					  u64 wait, u64 svc, u64 now)
+					  bool timed, u64 wait, u64 svc)
 {
 	unsigned long flags;
 	bool kick, bound;
+	u64 now = ktime_get_ns();
 
 	spin_lock_irqsave(&p->lock, flags);
 	if (stamp->flags & POOL_BIO_LOOSE)
@@ -900,9 +916,10 @@ static noinline void pool_complete_locked(struct sluice_pool *p,
 	 * must not grow to fill it, or the member's bio would wait in the
 	 * device: such a completion does not count as one the depth bound.
 	 */
-	sl_depth_done(&p->dc, svc, wait, bound && !p->kept, now);
+	sl_depth_done_many(&p->dc, 1, timed, svc, wait, bound && !p->kept, now);
 	/* against its target, if it came after the squeeze last changed */
-	if (m->target_ns && stamp->admitted_ns - p->squeeze_at < (1ULL << 63)) {
+	if (m->target_ns && timed &&
+	    stamp->admitted_ns - p->squeeze_at < (1ULL << 63)) {
 		u64 lat = now - stamp->admitted_ns;
 
 		m->lat_done++;
@@ -926,29 +943,39 @@ static void weight_complete(struct sluice_member *m, struct bio *bio,
 			    struct sluice_pool_stamp *stamp, u64 now)
 {
 	struct sluice_pool *p = m->pool;
-	u64 wait = stamp->sent_ns - stamp->admitted_ns, svc = now - stamp->sent_ns;
 	struct member_cpu __percpu *mc = m->pcpu;
 	struct pool_cpu __percpu *pc = p->pcpu;
+	/* a bio of the lane is timed in the target's sample only */
+	bool timed = now && stamp->sent_ns;
+	u64 wait = 0, svc = 0;
 
 	this_cpu_inc(mc->done);
-	this_cpu_add(mc->wait_ns, wait);
-	this_cpu_add(mc->svc_ns, svc);
+	if (timed) {
+		wait = stamp->sent_ns - stamp->admitted_ns;
+		svc = now - stamp->sent_ns;
+		this_cpu_inc(mc->timed);
+		this_cpu_add(mc->wait_ns, wait);
+		this_cpu_add(mc->svc_ns, svc);
+	}
 	/* before the slot is given back: a stall check sees the progress */
-	WRITE_ONCE(m->progress_ns, now);
+	WRITE_ONCE(m->progress, jiffies);
 	atomic_dec(&m->inflight);
 	/* fully ordered: the lane is read after the slot is given back */
 	atomic_dec_return(&p->inflight);
 	if (unlikely(!READ_ONCE(p->lane_open) ||
 		     (stamp->flags & POOL_BIO_LOOSE))) {
-		pool_complete_locked(p, m, stamp, wait, svc, now);
+		pool_complete_locked(p, m, stamp, timed, wait, svc);
 		return;
 	}
 	/* the lane: nothing waits, nothing to kick, no expectation */
-	this_cpu_add(pc->wait_ns, wait);
-	this_cpu_add(pc->svc_ns, svc);
+	if (timed) {
+		this_cpu_inc(pc->timed);
+		this_cpu_add(pc->wait_ns, wait);
+		this_cpu_add(pc->svc_ns, svc);
+	}
 	if (this_cpu_add_return(pc->done, 1) >= POOL_FOLD_DONE ||
-	    now - this_cpu_read(pc->folded_at) >= POOL_FOLD_NS)
-		pool_fold_now(p, now);
+	    time_after(jiffies, this_cpu_read(pc->folded_at)))
+		pool_fold_now(p);
 }
 
 static void weight_drain(struct sluice_member *m, struct bio_list *out)
@@ -1028,7 +1055,7 @@ static void weight_status(struct sluice_member *m, char *result,
 	struct sluice_pool *p = m->pool;
 	unsigned int sz = *szp, queued, inflight, depth, m_inflight;
 	u64 sent = 0, by_res, stalls, lat0, think, anticipated, target, missed;
-	u64 done = 0, wait_ns = 0, svc_ns = 0, lane_sent = 0;
+	u64 done = 0, timed = 0, wait_ns = 0, svc_ns = 0, lane_sent = 0;
 	bool stalled, depth_auto, lane;
 	const char *why;
 	int cost, cpu;
@@ -1039,6 +1066,7 @@ static void weight_status(struct sluice_member *m, char *result,
 		sent += READ_ONCE(mc->sent);
 		lane_sent += READ_ONCE(mc->lane_sent);
 		done += READ_ONCE(mc->done);
+		timed += READ_ONCE(mc->timed);
 		wait_ns += READ_ONCE(mc->wait_ns);
 		svc_ns += READ_ONCE(mc->svc_ns);
 	}
@@ -1074,7 +1102,8 @@ static void weight_status(struct sluice_member *m, char *result,
 	       target / NSEC_PER_USEC, missed);
 	DMEMIT(" pool_done=%llu pool_wait_ns=%llu pool_svc_ns=%llu", done,
 	       wait_ns, svc_ns);
-	DMEMIT(" pool_lane=%d pool_lane_sent=%llu", lane, lane_sent);
+	DMEMIT(" pool_timed=%llu pool_lane=%d pool_lane_sent=%llu", timed, lane,
+	       lane_sent);
 	*szp = sz;
 }
 

@@ -127,8 +127,8 @@ struct pool {
 	u64 expect_seq;
 	/* the lane, and its completions not folded into dc yet */
 	bool lane_open;
-	u32 fold_done;
-	u64 fold_wait, fold_svc, folded_at;
+	u32 fold_done, fold_timed;
+	u64 fold_wait, fold_svc, folded_at, lane_done;
 	struct pvol *vols;
 	struct sl_heap ev;
 	struct ev work;			/* the dispatch worker, EV_WORK */
@@ -464,9 +464,10 @@ static void fold(struct pool *pl)
 	if (!pl->fold_done)
 		return;
 	depth_sample(pl);
-	sl_depth_done_many(&pl->dc, pl->fold_done, pl->fold_svc,
+	sl_depth_done_many(&pl->dc, pl->fold_done, pl->fold_timed, pl->fold_svc,
 			   pl->fold_wait, 0, pl->now);
 	pl->fold_done = 0;
+	pl->fold_timed = 0;
 	pl->fold_svc = 0;
 	pl->fold_wait = 0;
 	depth_seen(pl);
@@ -509,10 +510,14 @@ static void complete(struct pool *pl, struct pio *io)
 	if (!pl->lane_open) {
 		complete_locked(pl, io);
 	} else {
+		/* timed as the target's latency sample: 1 in 16 */
 		pl->fold_done++;
-		pl->fold_svc += pl->now - io->sent;
-		pl->fold_wait += io->sent - io->admitted;
-		if (pl->fold_done >= 8 || pl->now - pl->folded_at >= 5000 * US)
+		if ((++pl->lane_done & 15) == 1) {
+			pl->fold_timed++;
+			pl->fold_svc += pl->now - io->sent;
+			pl->fold_wait += io->sent - io->admitted;
+		}
+		if (pl->fold_done >= 32 || pl->now - pl->folded_at >= 5000 * US)
 			fold(pl);
 	}
 	/* the volume's thread sees its bio done, thinks, and sends the next */
@@ -795,16 +800,19 @@ static void depth_auto_climbs_when_waits_cost(void)
  */
 static void depth_down_probe_judged_on_time(void)
 {
-	static const struct { u64 svc, wait; u32 after; } probes[] = {
-		{ 100 * US, 500 * US, 2 }, { 50 * US, 50 * US, 1 },
+	/* windows: the probe's; one when plainly worse (twice the time) */
+	static const struct { u64 svc, wait; u32 after, windows; } probes[] = {
+		{ 100 * US, 500 * US, 2, 1 }, { 50 * US, 50 * US, 1, 2 },
+		{ 100 * US, 60 * US, 2, 2 },
 	};
-	unsigned int i, w, k;
+	unsigned int i, w, k, windows;
 
 	for (i = 0; i < ARRAY_SIZE(probes); i++) {
 		struct sl_depth d;
 		u64 now = NS;
 		bool probed = false;
 
+		windows = 0;
 		sl_depth_init(&d, 0, now);
 		d.depth = d.base = 2;
 		d.doubling = false;
@@ -814,6 +822,7 @@ static void depth_down_probe_judged_on_time(void)
 			bool probe = d.depth < d.base;
 
 			probed |= probe;
+			windows += probe;
 			for (k = 0; k < 400; k++) {
 				now += 100 * US;
 				sl_depth_done(&d, probe ? probes[i].svc : 100 * US,
@@ -822,12 +831,13 @@ static void depth_down_probe_judged_on_time(void)
 			if (probed && d.why != SL_DEPTH_WHY_PROBE)
 				break;
 		}
-		printf("probe down with %llu us of service and %llu us of wait: depth %u (%s)\n",
+		printf("probe down with %llu us of service and %llu us of wait: depth %u (%s) after %u windows\n",
 		       (unsigned long long)(probes[i].svc / US),
 		       (unsigned long long)(probes[i].wait / US), d.depth,
-		       sl_depth_why_name(d.why));
+		       sl_depth_why_name(d.why), windows);
 		CHECK(probed);
 		CHECK_EQ_U64(d.depth, probes[i].after);
+		CHECK_EQ_U64(windows, probes[i].windows);
 	}
 }
 

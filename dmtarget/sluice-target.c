@@ -947,12 +947,14 @@ static noinline int sluice_map_limited(struct dm_target *ti, struct bio *bio,
 	u32 bytes = bio->bi_iter.bi_size;
 	u64 n, by;
 
-	if (sc->laned && !READ_ONCE(s->limited) &&
-	    list_empty_careful(&s->queue[d]))
-		return sluice_map_pooled(ti, bio, op, d);
-
+	if (!sc->plain) {
+		if (sc->laned && !READ_ONCE(s->limited) &&
+		    list_empty_careful(&s->queue[d]))
+			return sluice_map_pooled(ti, bio, op, d);
+		return sluice_map_held(ti, bio);
+	}
 	/* batch mode ends before a bio is held: no queue to pass */
-	if (!sc->plain || !READ_ONCE(s->batch) || op == REQ_OP_DISCARD ||
+	if (!READ_ONCE(s->batch) || op == REQ_OP_DISCARD ||
 	    bytes > READ_ONCE(s->batch_max))
 		return sluice_map_held(ti, bio);
 	n = this_cpu_add_return(s->pcpu->ios[d], 1);

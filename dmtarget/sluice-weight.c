@@ -504,7 +504,6 @@ static void __pool_latency_window(struct sluice_pool *p, u64 now)
 static void __pool_find_stalls(struct sluice_pool *p)
 {
 	struct sluice_member *m;
-
 	unsigned int n;
 
 	list_for_each_entry(m, &p->members, node) {
@@ -548,6 +547,7 @@ static void pool_dispatch_fn(struct work_struct *w)
 {
 	struct sluice_pool *p = container_of(w, struct sluice_pool, dispatch);
 	struct bio_list out = BIO_EMPTY_LIST;
+	struct blk_plug plug;
 	struct bio *bio;
 	unsigned long flags;
 	u64 now = ktime_get_ns();
@@ -563,12 +563,15 @@ static void pool_dispatch_fn(struct work_struct *w)
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (blocked)
 		pool_arm_stall_check(p);
+	/* the device's requests go as one batch */
+	blk_start_plug(&plug);
 	while ((bio = bio_list_pop(&out))) {
 		/* its submitter waits no longer: a full device may make it wait */
 		bio->bi_opf &= ~REQ_NOWAIT;
 		dm_submit_bio_remap(bio, NULL);
 		cond_resched();
 	}
+	blk_finish_plug(&plug);
 }
 
 static enum hrtimer_restart member_antic_timer_fn(struct hrtimer *t)
@@ -1076,7 +1079,8 @@ static void weight_status(struct sluice_member *m, char *result,
 	m_inflight = atomic_read(&m->inflight);
 	stalled = m->stalled;
 	stalls = m->stalls;
-	inflight = atomic_read(&p->inflight) - p->excused;
+	/* a stalled member's completion gives its slot back before the lock */
+	inflight = max(atomic_read(&p->inflight) - (int)p->excused, 0);
 	depth = p->dc.depth;
 	depth_auto = !p->dc.fixed;
 	why = sl_depth_why_name(p->dc.why);

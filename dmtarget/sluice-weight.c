@@ -98,11 +98,12 @@ struct pool_cpu {
 };
 
 /*
- * A member's counters, per CPU: bios pass the lane on any CPU. The times
- * are those of the timed completions.
+ * A member's counters, per CPU: bios pass the lane on any CPU. sent counts
+ * those the locked path sent, lane_sent the lane's (what completed is what
+ * was sent less what is in flight); the times are the timed completions'.
  */
 struct member_cpu {
-	u64 sent, lane_sent, done, timed, wait_ns, svc_ns;
+	u64 sent, lane_sent, timed, wait_ns, svc_ns;
 };
 
 struct sluice_pool {
@@ -117,12 +118,7 @@ struct sluice_pool {
 	struct sl_heap_node **wv, **rv;
 	u32 cap;
 	struct list_head members;
-	/*
-	 * inflight counts every bio in flight, of the lane too (hence atomic:
-	 * a slot is taken by a bounded increment, see pool_take_slot());
-	 * excused, those of stalled members, which take no slot.
-	 */
-	atomic_t inflight;
+	/* those of stalled members, which take no slot (see inflight) */
 	unsigned int excused;
 	bool lane_open;			/* written under the lock */
 	struct pool_cpu __percpu *pcpu;
@@ -136,6 +132,12 @@ struct sluice_pool {
 	u64 lat_win_start;
 	u64 lat_looked;			/* when a target was last looked at */
 	u64 squeeze_at;			/* when the squeeze last changed */
+	/*
+	 * Every bio in flight, of the lane too (hence atomic: a slot is taken
+	 * by a bounded increment, see pool_take_slot()). The one field every
+	 * CPU writes for every bio: a line of its own.
+	 */
+	atomic_t inflight ____cacheline_aligned_in_smp;
 };
 
 struct sluice_member {
@@ -258,7 +260,6 @@ static void pool_count_member(struct sluice_member *m)
 {
 	if (atomic_inc_return_relaxed(&m->inflight) == 1)
 		WRITE_ONCE(m->progress, jiffies);
-	this_cpu_inc(m->pcpu->sent);
 }
 
 /*
@@ -269,6 +270,7 @@ static void __pool_count_sent(struct sluice_pool *p, struct sluice_member *m,
 			      struct sluice_pool_stamp *stamp, u64 now)
 {
 	pool_count_member(m);
+	this_cpu_inc(m->pcpu->sent);
 	/* a stalled member's bio takes no slot either */
 	if (m->stalled) {
 		m->excused++;
@@ -952,7 +954,6 @@ static void weight_complete(struct sluice_member *m, struct bio *bio,
 	bool timed = now && stamp->sent_ns;
 	u64 wait = 0, svc = 0;
 
-	this_cpu_inc(mc->done);
 	if (timed) {
 		wait = stamp->sent_ns - stamp->admitted_ns;
 		svc = now - stamp->sent_ns;
@@ -1058,7 +1059,7 @@ static void weight_status(struct sluice_member *m, char *result,
 	struct sluice_pool *p = m->pool;
 	unsigned int sz = *szp, queued, inflight, depth, m_inflight;
 	u64 sent = 0, by_res, stalls, lat0, think, anticipated, target, missed;
-	u64 done = 0, timed = 0, wait_ns = 0, svc_ns = 0, lane_sent = 0;
+	u64 timed = 0, wait_ns = 0, svc_ns = 0, lane_sent = 0, done;
 	bool stalled, depth_auto, lane;
 	const char *why;
 	int cost, cpu;
@@ -1068,7 +1069,6 @@ static void weight_status(struct sluice_member *m, char *result,
 
 		sent += READ_ONCE(mc->sent);
 		lane_sent += READ_ONCE(mc->lane_sent);
-		done += READ_ONCE(mc->done);
 		timed += READ_ONCE(mc->timed);
 		wait_ns += READ_ONCE(mc->wait_ns);
 		svc_ns += READ_ONCE(mc->svc_ns);
@@ -1092,6 +1092,9 @@ static void weight_status(struct sluice_member *m, char *result,
 	missed = m->lat_missed;
 	lane = p->lane_open;
 	spin_unlock_irq(&p->lock);
+	sent += lane_sent;
+	/* what was sent and is no longer in flight; exact when idle */
+	done = sent > m_inflight ? sent - m_inflight : 0;
 	DMEMIT(" pool_queued=%u pool_sent=%llu pool_by_reservation=%llu",
 	       queued, sent, by_res);
 	DMEMIT(" pool_inflight=%u pool_depth=%u pool_cost=%s", inflight, depth,

@@ -212,7 +212,7 @@ bool sl_depth_done_many(struct sl_depth *d, u32 done, u32 timed, u64 svc_sum,
 	 * many services' time).
 	 */
 	binds = d->win_bound * 4 >= d->win_done * 3 ||
-		d->win_wait_sum >= d->win_lat_sum / 2;
+		(d->win_timed && d->win_wait_sum >= d->win_lat_sum / 2);
 	sl_depth_window_reset(d, now);
 	if (d->fixed)
 		return false;

@@ -255,6 +255,23 @@ static bool __member_squeezed(const struct sluice_pool *p,
 	return __member_loose(p, m) && p->loose_inflight >= p->loose_cap;
 }
 
+/*
+ * A slot taken by the lane after it closed goes back: ordered as a
+ * completion's, and the worker kicked if a waiter may now have room.
+ */
+static noinline void pool_give_back(struct sluice_pool *p)
+{
+	unsigned long flags;
+	bool kick;
+
+	atomic_dec_return(&p->inflight);
+	spin_lock_irqsave(&p->lock, flags);
+	kick = sl_heap_top(&p->s.w) && __pool_room(p);
+	spin_unlock_irqrestore(&p->lock, flags);
+	if (kick)
+		queue_work(weight_wq, &p->dispatch);
+}
+
 /* A member sends a bio, its slot taken: count it, for its stall too. */
 static void pool_count_member(struct sluice_member *m)
 {
@@ -779,6 +796,15 @@ static bool weight_pass(struct sluice_member *m, struct sluice_pool_stamp *stamp
 	if (!READ_ONCE(p->lane_open) ||
 	    !pool_take_slot(p, READ_ONCE(p->dc.depth)))
 		return false;
+	/*
+	 * The lane may have closed since it was read (the submitter may have
+	 * been preempted): the slot goes back, as a completion's does, and the
+	 * bio to admit().
+	 */
+	if (unlikely(!READ_ONCE(p->lane_open))) {
+		pool_give_back(p);
+		return false;
+	}
 	pool_count_member(m);
 	this_cpu_inc(m->pcpu->lane_sent);
 	/* read first: the line stays clean while the member keeps using it */
@@ -934,7 +960,8 @@ static noinline void pool_complete_locked(struct sluice_pool *p,
 			m->lat_near++;
 	}
 	__pool_latency_window(p, now);
-	if (!atomic_read(&m->inflight) && !m->nr_queued)
+	/* reopened by another CPU: its next bio may pass the lane unseen */
+	if (!atomic_read(&m->inflight) && !m->nr_queued && !p->lane_open)
 		__member_expect(p, m, now);
 	__pool_keep_slots(p, now);
 	__pool_open_lane(p);
@@ -964,7 +991,11 @@ static void weight_complete(struct sluice_member *m, struct bio *bio,
 	/* before the slot is given back: a stall check sees the progress */
 	WRITE_ONCE(m->progress, jiffies);
 	atomic_dec(&m->inflight);
-	/* fully ordered: the lane is read after the slot is given back */
+	/*
+	 * Fully ordered: the lane is read after the slot is given back. A
+	 * stalled member's bio was excused: until the lock ends its stall,
+	 * the pool may send one bio more than its depth.
+	 */
 	atomic_dec_return(&p->inflight);
 	if (unlikely(!READ_ONCE(p->lane_open) ||
 		     (stamp->flags & POOL_BIO_LOOSE))) {
@@ -985,6 +1016,7 @@ static void weight_complete(struct sluice_member *m, struct bio *bio,
 static void weight_drain(struct sluice_member *m, struct bio_list *out)
 {
 	struct sluice_pool *p = m->pool;
+	bool kick;
 
 	spin_lock_irq(&p->lock);
 	bio_list_merge(out, &m->queue);
@@ -993,7 +1025,11 @@ static void weight_drain(struct sluice_member *m, struct bio_list *out)
 	m->closed = true;
 	sl_sched_deactivate(&p->s, &m->c);
 	__member_end_expect(p, m);
+	/* a slot it kept is free: the others' waiters need not wait a check */
+	kick = sl_heap_top(&p->s.w) && __pool_room(p);
 	spin_unlock_irq(&p->lock);
+	if (kick)
+		queue_work(weight_wq, &p->dispatch);
 }
 
 static void weight_reopen(struct sluice_member *m)

@@ -22,8 +22,11 @@
  * __member_expect(), __pool_keep_slots() and member_antic_timer_fn()
  * with the kernel's locking, work queue and timers replaced by direct calls
  * and events: a kick of the dispatch work runs the dispatch at once. The
- * lane (open while nothing waits and no slot is kept) is modelled with one
- * CPU: its completions fold into sl_depth as one CPU's do.
+ * lane (open while nothing waits and no slot is kept; stalls and targets,
+ * which also keep it closed, are left out) is modelled with one CPU: its
+ * completions fold into sl_depth as one CPU's do, every 32 or 5 ms (a
+ * tick), and its bios are timed as the target's latency sample is, one in
+ * 16 of a volume's.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -59,6 +62,7 @@ struct pio {
 	struct pvol *v;
 	struct pio *next;		/* in the volume's or the device's queue */
 	u64 admitted, sent;
+	bool timed;			/* its times measured (see admit()) */
 };
 
 struct pvol {
@@ -74,6 +78,7 @@ struct pvol {
 	u64 expect_seq;			/* the order it started thinking in */
 	bool anticipating;		/* and a slot is kept for it */
 	bool lane_used;			/* a bio passed the lane since admit() */
+	u64 admitted_ios;		/* the target's sample counts them */
 	u64 antic_since;
 	u64 queued_since;		/* its queue became non-empty */
 	/* in the measured window */
@@ -128,7 +133,7 @@ struct pool {
 	/* the lane, and its completions not folded into dc yet */
 	bool lane_open;
 	u32 fold_done, fold_timed;
-	u64 fold_wait, fold_svc, folded_at, lane_done;
+	u64 fold_wait, fold_svc, folded_at;
 	struct pvol *vols;
 	struct sl_heap ev;
 	struct ev work;			/* the dispatch worker, EV_WORK */
@@ -378,6 +383,8 @@ static void admit(struct pool *pl, struct pio *io)
 	struct pvol *v = io->v;
 
 	io->admitted = pl->now;
+	/* the target times 1 in 16 of a volume's bios; the locked path all */
+	io->timed = (++v->admitted_ios & 15) == 1;
 	/* weight_pass() */
 	if (pl->lane_open && pl->inflight < pl->dc.depth) {
 		if (measuring(pl))
@@ -386,6 +393,7 @@ static void admit(struct pool *pl, struct pio *io)
 		count_sent(pl, v, io);
 		return;
 	}
+	io->timed = true;
 	if (v->lane_used) {
 		v->lane_used = false;
 		v->think.idle_since = 0;
@@ -482,10 +490,12 @@ static void complete_locked(struct pool *pl, struct pio *io)
 	bound = sl_heap_top(&pl->s.w) != NULL;
 	fold(pl);
 	depth_sample(pl);
-	sl_depth_done(&pl->dc, pl->now - io->sent, io->sent - io->admitted,
-		      bound && !pl->kept, pl->now);
+	sl_depth_done_many(&pl->dc, 1, io->timed,
+			   io->timed ? pl->now - io->sent : 0,
+			   io->timed ? io->sent - io->admitted : 0,
+			   bound && !pl->kept, pl->now);
 	depth_seen(pl);
-	if (!v->inflight && !v->nr_queued)
+	if (!v->inflight && !v->nr_queued && !pl->lane_open)
 		expect(pl, v);
 	keep_slots(pl);
 	open_lane(pl);
@@ -510,9 +520,8 @@ static void complete(struct pool *pl, struct pio *io)
 	if (!pl->lane_open) {
 		complete_locked(pl, io);
 	} else {
-		/* timed as the target's latency sample: 1 in 16 */
 		pl->fold_done++;
-		if ((++pl->lane_done & 15) == 1) {
+		if (io->timed) {
 			pl->fold_timed++;
 			pl->fold_svc += pl->now - io->sent;
 			pl->fold_wait += io->sent - io->admitted;
@@ -839,6 +848,36 @@ static void depth_down_probe_judged_on_time(void)
 		CHECK_EQ_U64(d.depth, probes[i].after);
 		CHECK_EQ_U64(windows, probes[i].windows);
 	}
+}
+
+/*
+ * Completions folded from the lane with none of them timed (a window of a
+ * few dozen, spread over CPUs, may hold no bio of the target's sample):
+ * nothing waited, so the depth does not bind and no climb is tried. A
+ * window with no time once read as waits >= half the service (0 >= 0),
+ * and the depth climbed from 2 with nothing waiting.
+ */
+static void depth_untimed_windows_do_not_bind(void)
+{
+	struct sl_depth d;
+	u64 now = NS;
+	u32 max = 0;
+	unsigned int w;
+
+	sl_depth_init(&d, 0, now);
+	d.depth = d.base = 2;
+	d.doubling = false;
+	d.why = SL_DEPTH_WHY_STEADY;
+	for (w = 0; w < 200; w++) {
+		now += 40 * SIM_US * 1000;
+		sl_depth_done_many(&d, 40, 0, 0, 0, 0, now);
+		if (d.depth > max)
+			max = d.depth;
+	}
+	printf("200 windows of 40 untimed lane completions from depth 2: at most %u (%s)\n",
+	       max, sl_depth_why_name(d.why));
+	CHECK_EQ_U64(max, 2);
+	CHECK_EQ_U64(d.windows, 200);
 }
 
 /* One run of nv volumes for 10 s after 3 s of warm-up. */
@@ -1396,6 +1435,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(symmetric_pair_keeps_no_slot),
 	UNIT_TEST(lane_keeps_shares),
 	UNIT_TEST(depth_down_probe_judged_on_time),
+	UNIT_TEST(depth_untimed_windows_do_not_bind),
 	UNIT_TEST(lowdepth_keeps_its_rate),
 	UNIT_TEST(lowdepth_fair_on_one),
 	UNIT_TEST(long_think_not_anticipated),

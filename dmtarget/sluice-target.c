@@ -748,6 +748,16 @@ static void sluice_uncount_all(struct sluice_vol *v, struct sluice_io *io)
 }
 
 /*
+ * Whether the bio that makes this CPU's count of a direction's bios n is
+ * in the latency sample: the first, so that a volume of few bios is timed
+ * at all, then one in SLUICE_LAT_SAMPLE.
+ */
+static __always_inline bool sluice_lat_sampled(u64 n)
+{
+	return (n & (SLUICE_LAT_SAMPLE - 1)) == 1;
+}
+
+/*
  * Count a bio with data in its volume's counters; whether it is the one in
  * SLUICE_LAT_SAMPLE to time. With io, keep what a bio that may be taken
  * back needs to be uncounted.
@@ -778,8 +788,7 @@ static __always_inline bool sluice_count_in(struct sluice_stats *st,
 		atomic64_inc(&st->discards);
 	if (wb)
 		sluice_count(st, wb_bytes, bytes);
-	/* the first, so that a volume of few bios is timed at all */
-	return (n & (SLUICE_LAT_SAMPLE - 1)) == 1;
+	return sluice_lat_sampled(n);
 }
 
 /* A bio with data that a limit, a group or a pool may hold. */
@@ -920,8 +929,7 @@ static noinline int sluice_map_pooled(struct dm_target *ti, struct bio *bio,
 	struct sluice_c *sc = ti->private;
 	struct sluice_vol *v = sc->vol;
 	struct sluice_io *io = sluice_bio_io(bio);
-	bool timed = ((this_cpu_read(v->st.pcpu->ios[d]) + 1) &
-		      (SLUICE_LAT_SAMPLE - 1)) == 1;
+	bool timed = sluice_lat_sampled(this_cpu_read(v->st.pcpu->ios[d]) + 1);
 	u64 now = timed ? ktime_get_ns() : 0;
 
 	if (!sc->policy->pass(sc->member, &io->pool, now))

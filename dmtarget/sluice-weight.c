@@ -242,6 +242,15 @@ static void __pool_close_lane(struct sluice_pool *p)
 	smp_mb();
 }
 
+/* A member's latency target came or went: a target keeps the lane closed. */
+static void __pool_targets_changed(struct sluice_pool *p)
+{
+	if (p->nr_targets)
+		__pool_close_lane(p);
+	else
+		__pool_open_lane(p);
+}
+
 /* Whether m's bios count against the squeeze of a latency target. */
 static bool __member_loose(const struct sluice_pool *p,
 			   const struct sluice_member *m)
@@ -708,11 +717,10 @@ static struct sluice_member *weight_attach(const char *name,
 	m->pool = p;
 	spin_lock_irq(&p->lock);
 	list_add_tail(&m->node, &p->members);
-	if (m->target_ns) {
+	if (m->target_ns)
 		p->nr_targets++;
-		__pool_close_lane(p);
-	}
-	__pool_open_lane(p);
+	/* a new pool's lane opens here */
+	__pool_targets_changed(p);
 	spin_unlock_irq(&p->lock);
 	mutex_unlock(&sluice_pools_lock);
 	return m;
@@ -776,10 +784,7 @@ static void weight_set(struct sluice_member *m,
 	m->lat_over = 0;
 	m->lat_near = 0;
 	m->lat_since = ktime_get_ns();
-	if (p->nr_targets)
-		__pool_close_lane(p);
-	else
-		__pool_open_lane(p);
+	__pool_targets_changed(p);
 	spin_unlock_irq(&p->lock);
 }
 

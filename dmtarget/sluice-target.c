@@ -98,11 +98,8 @@ static void sluice_done_downstream(struct sluice_vol *v, struct sluice_io *io)
  */
 void sluice_submit_list(struct bio_list *bl, enum sluice_next next)
 {
-	struct blk_plug plug;
 	struct bio *bio;
 
-	/* the device's requests go as one batch, as blk-throttle's do */
-	blk_start_plug(&plug);
 	while ((bio = bio_list_pop(bl))) {
 		struct sluice_io *io = sluice_bio_io(bio);
 		struct sluice_vol *v = io->vol;
@@ -140,7 +137,6 @@ void sluice_submit_list(struct bio_list *bl, enum sluice_next next)
 		if (next != SLUICE_TO_DEVICE)
 			cond_resched();
 	}
-	blk_finish_plug(&plug);
 }
 
 /*

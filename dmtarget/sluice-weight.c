@@ -575,7 +575,6 @@ static void pool_dispatch_fn(struct work_struct *w)
 {
 	struct sluice_pool *p = container_of(w, struct sluice_pool, dispatch);
 	struct bio_list out = BIO_EMPTY_LIST;
-	struct blk_plug plug;
 	struct bio *bio;
 	unsigned long flags;
 	u64 now = ktime_get_ns();
@@ -591,15 +590,12 @@ static void pool_dispatch_fn(struct work_struct *w)
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (blocked)
 		pool_arm_stall_check(p);
-	/* the device's requests go as one batch */
-	blk_start_plug(&plug);
 	while ((bio = bio_list_pop(&out))) {
 		/* its submitter waits no longer: a full device may make it wait */
 		bio->bi_opf &= ~REQ_NOWAIT;
 		dm_submit_bio_remap(bio, NULL);
 		cond_resched();
 	}
-	blk_finish_plug(&plug);
 }
 
 static enum hrtimer_restart member_antic_timer_fn(struct hrtimer *t)

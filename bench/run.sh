@@ -1,8 +1,9 @@
 #!/bin/sh
 # make bench B=<scenario>[,...]|all: boot the guest and run the scenarios in
 # it, one boot for all that need no special machine, one boot per distinct
-# "# qemu: <args>" line in a scenario's header otherwise (e.g. instruction
-# counting); merge each scenario's results into bench/out/results.json and
+# "# qemu: <args>" and "# kargs: <kernel arguments>" lines in a scenario's
+# header otherwise (e.g. instruction counting, or the TSC as the guest's
+# clock); merge each scenario's results into bench/out/results.json and
 # rewrite bench/out/results.md.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,20 +24,24 @@ image=""
 case ",$sel," in *",image,"* | ",all,") image=yes ;; esac
 [ -n "$names$image" ] || { echo "bench: no scenario matches '$sel'" >&2; exit 1; }
 
-# the distinct qemu argument lists, "" first
-groups=$(for n in $names; do sed -n 's/^# qemu: *//p' "$here/scenarios/$n" | head -n 1; echo; done |
-	sort -u)
+# a scenario's machine: "<qemu arguments>|<kernel arguments>"
+machine() {
+	printf '%s|%s\n' "$(sed -n 's/^# qemu: *//p' "$here/scenarios/$1" | head -n 1)" \
+		"$(sed -n 's/^# kargs: *//p' "$here/scenarios/$1" | head -n 1)"
+}
+# the distinct machines, the plain one first
+groups=$(for n in $names; do machine "$n"; done | sort -u)
 rc=0
-printf '%s\n' "$groups" | while IFS= read -r extra; do
+printf '%s\n' "$groups" | while IFS= read -r m; do
 	list=""
 	for n in $names; do
-		e=$(sed -n 's/^# qemu: *//p' "$here/scenarios/$n" | head -n 1)
-		[ "$e" = "$extra" ] && list="$list${list:+,}$n"
+		[ "$(machine "$n")" = "$m" ] && list="$list${list:+,}$n"
 	done
 	[ -n "$list" ] || continue
-	echo "# bench boot: $list${extra:+ (qemu $extra)}"
+	extra=${m%%|*} kargs=${m#*|}
+	echo "# bench boot: $list${extra:+ (qemu $extra)}${kargs:+ (kernel $kargs)}"
 	# (the status of the run itself, not of tee)
-	{ "$root/tests/vm/run.sh" -m bench -t "$list" -T 3000 -o "$out/vm" -Q "$extra" || {
+	{ "$root/tests/vm/run.sh" -m bench -t "$list" -T 3000 -o "$out/vm" -Q "$extra" -A "$kargs" || {
 		echo "bench: a scenario failed; guest output in $out/vm/results.log" >&2
 		echo failed > "$out/failed"
 	}; } | tee -a "$log"

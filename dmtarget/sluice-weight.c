@@ -283,15 +283,15 @@ static void __pool_open_lane(struct sluice_pool *p)
 /* A bio is to wait, or a target joined: no bio may pass the lane. */
 static void __pool_close_lane(struct sluice_pool *p)
 {
-	if (!p->lane_open) {
-		/* as below: the caller reads the slots after */
-		smp_mb();
-		return;
-	}
-	WRITE_ONCE(p->lane_open, false);
+	bool was_open = p->lane_open;
+
+	if (was_open)
+		WRITE_ONCE(p->lane_open, false);
 	/* the credits and slots are read after: see the ordering at the top */
 	smp_mb();
-	__pool_reclaim_credits(p);
+	/* none is kept while it is closed */
+	if (was_open)
+		__pool_reclaim_credits(p);
 }
 
 /*

@@ -7,6 +7,9 @@ appliance_overlay() {
 	qemu-img create -q -f qcow2 -b "$(cd "$(dirname "$1")" && pwd)/${1##*/}" -F qcow2 "$2"
 }
 
+# what a console shows once its kernel has panicked
+kernel_panic='Kernel panic - not syncing'
+
 # appliance_boot <root.qcow2> <console log> <host port> [qemu args...]: the
 # appliance under TCG in the background, its API forwarded to
 # 127.0.0.1:<host port>; its pid in $qpid. Returns once the kernel runs the
@@ -41,7 +44,7 @@ appliance_boot() {
 appliance_early_panic() {
 	i=0
 	while ! grep -aq 'Run /init as init process' "$1" 2> /dev/null; do
-		grep -aq 'Kernel panic - not syncing' "$1" 2> /dev/null && return 0
+		grep -aqF "$kernel_panic" "$1" 2> /dev/null && return 0
 		kill -0 "$qpid" 2> /dev/null || return 1
 		i=$((i + 1))
 		[ $i -le 240 ] || return 1
@@ -73,7 +76,7 @@ wait_for() {
 	i=0
 	while ! grep -aEq "$1" "${3:-$con}" 2> /dev/null; do
 		kill -0 "${4:-$qpid}" 2> /dev/null || return 1
-		! grep -aq 'Kernel panic - not syncing' "${3:-$con}" 2> /dev/null || return 1
+		! grep -aqF "$kernel_panic" "${3:-$con}" 2> /dev/null || return 1
 		i=$((i + 1))
 		[ $i -le $(($2 * 2)) ] || return 1
 		sleep 0.5

@@ -217,8 +217,9 @@ void __sluice_stage_hold(struct sluice_stage *s, struct sluice_io *io, u64 now)
 
 /*
  * Move held bios onto out, oldest first across both directions, charging
- * each (and counting its wait in st) unless it is being returned to dm. A
- * bio held max_hold_ns goes whatever the limits say (U64_MAX: no bound).
+ * each (and counting its wait in st) unless it is being returned to dm,
+ * which a REQ_NOWAIT bio never is (sluice_presuspend()). A bio held
+ * max_hold_ns goes whatever the limits say (U64_MAX: no bound).
  */
 void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
 			    struct bio_list *out, u64 now, enum sluice_release how,
@@ -255,7 +256,7 @@ void __sluice_stage_release(struct sluice_stage *s, struct sluice_stats *st,
 		io = head[pick];
 		list_del(&io->entry);
 		s->nr_queued--;
-		if (how != SLUICE_RETURN) {
+		if (how != SLUICE_RETURN || io->nowait) {
 			__sluice_stage_charge(s, io, now);
 			sluice_stats_wait(st, io, sluice_stage_bit(s, io), now - io->arrival_ns);
 		}

@@ -807,6 +807,7 @@ static noinline int sluice_map_held(struct dm_target *ti, struct bio *bio)
 	io->start_ns = ktime_get_ns();
 	io->throttled = false;
 	io->group_passed = false;
+	io->nowait = bio->bi_opf & REQ_NOWAIT;
 	io->charged = 0;
 	io->waited = 0;
 	io->group_throttled = false;
@@ -830,9 +831,10 @@ static noinline int sluice_map_held(struct dm_target *ti, struct bio *bio)
 	 * again after the resume, when the limits hold it. A normal suspend
 	 * waits for it: the limits hold it SLUICE_SUSPEND_HOLD_NS at most,
 	 * and neither the group nor the pool holds it; it is charged (debt).
+	 * So does a noflush suspend for a REQ_NOWAIT bio (sluice_presuspend()).
 	 */
 	suspending = !v->may_hold;
-	if (suspending && dm_noflush_suspending(ti)) {
+	if (suspending && !io->nowait && dm_noflush_suspending(ti)) {
 		spin_unlock(&v->s.lock);
 		sluice_uncount_all(v, io);
 		return DM_MAPIO_REQUEUE;
@@ -1052,6 +1054,12 @@ static int sluice_end_io(struct dm_target *ti, struct bio *bio,
  * Stop holding bios. On a noflush suspend the held bios go back to dm, which
  * submits them again after resume, through whatever table is live then; on
  * any other suspend they are sent on now, so that the suspend completes.
+ *
+ * A bio that came REQ_NOWAIT is sent on, charged, by any suspend. dm would
+ * submit it again from its own worker, flag and all, and end it with EAGAIN
+ * if the device is suspended by then (dm_submit_bio()); io_uring, which
+ * sets the flag, retries an EAGAIN only in the submitter's own context, so
+ * the application would get the error.
  */
 static void sluice_presuspend(struct dm_target *ti)
 {
@@ -1091,6 +1099,8 @@ static void sluice_presuspend(struct dm_target *ti)
 		bio_list_for_each(bio, &taken) {
 			struct sluice_io *io = sluice_bio_io(bio);
 
+			if (io->nowait)
+				continue;
 			sluice_stage_refund(&v->s, io);
 			if (io->group)
 				sluice_group_refund(io->group, io);
@@ -1102,12 +1112,19 @@ static void sluice_presuspend(struct dm_target *ti)
 	if (!requeue) {
 		sluice_submit_list(&out, SLUICE_TO_DEVICE);
 	} else {
+		struct bio_list to_dev = BIO_EMPTY_LIST;
+
 		/*
 		 * dm puts each requeued bio at the head of its deferred list:
 		 * hand them back newest first, to be submitted again in order.
 		 */
-		while ((bio = bio_list_pop(&out)))
-			bio_list_add_head(&back, bio);
+		while ((bio = bio_list_pop(&out))) {
+			if (sluice_bio_io(bio)->nowait)
+				bio_list_add(&to_dev, bio);
+			else
+				bio_list_add_head(&back, bio);
+		}
+		sluice_submit_list(&to_dev, SLUICE_TO_DEVICE);
 		while ((bio = bio_list_pop(&back))) {
 			sluice_uncount_all(v, sluice_bio_io(bio));
 			bio->bi_status = BLK_STS_DM_REQUEUE;

@@ -185,6 +185,7 @@ struct sluice_io {
 	bool wb;			/* counted in st.wb_bytes */
 	bool throttled;			/* counted in st.throttled */
 	bool group_passed;		/* its group has it, or charged it */
+	bool nowait;			/* came REQ_NOWAIT: never back to dm */
 	u8 charged;			/* SLUICE_CHARGED_*: the stages that did */
 	/*
 	 * SLUICE_CHARGED_*: the stages that held it and counted its wait,

@@ -22,17 +22,32 @@ UNIT_ASAN := $(patsubst %,$(BUILD)/unit/asan/test_%,$(UNIT_NAMES))
 UNIT_TSAN := $(BUILD)/unit/tsan/test_api $(BUILD)/unit/tsan/test_db
 FUZZ_PARSE := $(BUILD)/fuzz/fuzz_parse
 
-$(BUILD)/unit/plain/test_%: $(UNIT_DIR)/test_%.c $(UNIT_DEPS)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_USER) -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_SRC) $(if $(filter test_api,$(@F)),$(UNIT_API_SRC)) $(UNIT_LDLIBS)
+# Each source is compiled once per variant, into build/unit/<variant>/obj/
+# (its path under the tree), and the tests are linked from those objects:
+# compiling every source again into each of the forty-odd binaries took six
+# minutes of make test's twenty-five.
+UNIT_OBJ_SRCS := $(UNIT_DIR)/unit.c $(UNIT_SRC)
+UNIT_API_OBJ_SRCS := $(UNIT_API_SRC)
+unit_objs = $(patsubst $(ROOT)/%.c,$(BUILD)/unit/$(1)/obj/%.o,$(2))
+UNIT_HDRS := $(wildcard $(UNIT_DIR)/*.h $(ROOT)/agent/*.h $(ROOT)/api/*.h $(ROOT)/dmtarget/*.h)
+UNIT_CFLAGS_plain := -O2
+UNIT_CFLAGS_asan := -O1 $(SAN)
+UNIT_CFLAGS_tsan := -O1 -fsanitize=thread
 
-$(BUILD)/unit/asan/test_%: $(UNIT_DIR)/test_%.c $(UNIT_DEPS)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_USER) -O1 $(SAN) -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_SRC) $(if $(filter test_api,$(@F)),$(UNIT_API_SRC)) $(UNIT_LDLIBS)
+define unit_variant
+$(BUILD)/unit/$(1)/obj/%.o: $(ROOT)/%.c $(UNIT_HDRS)
+	@mkdir -p $$(@D)
+	$(CC) $(CFLAGS_USER) $(UNIT_CFLAGS_$(1)) -c -o $$@ $$<
 
-$(BUILD)/unit/tsan/test_%: $(UNIT_DIR)/test_%.c $(UNIT_DEPS)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_USER) -O1 -fsanitize=thread -o $@ $< $(UNIT_DIR)/unit.c $(UNIT_SRC) $(if $(filter test_api,$(@F)),$(UNIT_API_SRC)) $(UNIT_LDLIBS)
+$(BUILD)/unit/$(1)/test_%: $(BUILD)/unit/$(1)/obj/tests/unit/test_%.o $(call unit_objs,$(1),$(UNIT_OBJ_SRCS))
+	$(CC) $(CFLAGS_USER) $(UNIT_CFLAGS_$(1)) -o $$@ $$^ $(UNIT_LDLIBS)
+
+# test_api runs the API's handlers too
+$(BUILD)/unit/$(1)/test_api: $(call unit_objs,$(1),$(UNIT_API_OBJ_SRCS))
+endef
+$(foreach v,plain asan tsan,$(eval $(call unit_variant,$(v))))
+# kept, though only a pattern names them, so that a rebuild links only
+.SECONDARY: $(foreach v,plain asan tsan,$(patsubst %,$(BUILD)/unit/$(v)/obj/tests/unit/test_%.o,$(UNIT_NAMES)))
 
 $(FUZZ_PARSE): $(UNIT_DIR)/fuzz_parse.c $(UNIT_CORE) $(ROOT)/dmtarget/sluice-core.h
 	@mkdir -p $(@D)
@@ -42,7 +57,7 @@ unit-build: $(UNIT_PLAIN) $(UNIT_ASAN) $(UNIT_TSAN) $(FUZZ_PARSE)
 
 test-unit: deps
 	@mkdir -p $(BUILD); rm -f $(BUILD)/unit.counts
-	@$(MAKE) --no-print-directory unit-build > $(BUILD)/unit-build.log 2>&1 || \
+	@$(MAKE) --no-print-directory -j$$(nproc) unit-build > $(BUILD)/unit-build.log 2>&1 || \
 		{ cat $(BUILD)/unit-build.log; exit 1; }
 	@$(UNIT_DIR)/run.sh $(BUILD)/unit.counts $(UNIT_PLAIN) $(UNIT_ASAN) $(UNIT_TSAN) -- $(FUZZ_PARSE) $(UNIT_DIR)/corpus/parse
 

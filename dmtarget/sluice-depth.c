@@ -82,15 +82,23 @@ static void sl_depth_epoch(struct sl_depth *d, u64 now)
 	d->lat0[0] = 0;
 }
 
+/* Whether a moved from b by more than a quarter (rate) or a half (time). */
+static bool sl_depth_moved(u64 a, u64 b, u32 num, u32 den)
+{
+	return a * den > b * (den + num) || a * den < b * (den - num);
+}
+
 /*
  * A probe's windows ended, with their mean rate and time in pool and
- * device: keep its depth, or go back to base.
+ * device: keep its depth, or go back to base. bound: the depth bound in
+ * the last window at base.
  */
-static void sl_depth_judge(struct sl_depth *d, u64 rate, u64 time)
+static void sl_depth_judge(struct sl_depth *d, u64 rate, u64 time, bool bound)
 {
 	bool up = d->depth > d->base;
 	u64 step = up ? d->depth - d->base : d->base - d->depth;
 	u64 twice = 2ULL * d->base;
+	u32 cap;
 	bool keep;
 
 	/*
@@ -120,8 +128,13 @@ static void sl_depth_judge(struct sl_depth *d, u64 rate, u64 time)
 	if (up)
 		d->doubling = false;
 	d->up = !d->up;
-	d->settle = d->settle * 2 < SL_DEPTH_SETTLE_MAX ? d->settle * 2 :
-		    SL_DEPTH_SETTLE_MAX;
+	cap = SL_DEPTH_SETTLE_MAX;
+	if (!up && !bound) {
+		cap = SL_DEPTH_SETTLE_IDLE_MAX;
+		d->idle_rate = d->base_rate;
+		d->idle_time = d->base_time;
+	}
+	d->settle = d->settle * 2 < cap ? d->settle * 2 : cap;
 	d->why = SL_DEPTH_WHY_STEADY;
 }
 
@@ -133,6 +146,12 @@ static void sl_depth_settle(struct sl_depth *d, u64 rate, u64 time, bool bound)
 	d->base_rate = d->base_rate ? (3 * d->base_rate + rate) / 4 : rate;
 	if (time)
 		d->base_time = d->base_time ? (3 * d->base_time + time) / 4 : time;
+	d->bound = bound;
+	/* backing off from an unbound pool's steps down: has the load moved? */
+	if (d->settle > SL_DEPTH_SETTLE_MAX &&
+	    (bound || sl_depth_moved(d->base_rate, d->idle_rate, 1, 4) ||
+	     (d->idle_time && sl_depth_moved(d->base_time, d->idle_time, 1, 2))))
+		d->settle = SL_DEPTH_SETTLE_MAX;
 	if (++d->settled < d->settle)
 		return;
 	/* a climb needs a depth that binds; a descent needs room below */
@@ -238,6 +257,7 @@ bool sl_depth_done_many(struct sl_depth *d, u32 done, u32 timed, u64 svc_sum,
 		return false;
 	/* time 0: none timed, judged on the rate alone */
 	sl_depth_judge(d, d->probe_rate / d->probe_windows,
-		       d->probe_timed ? d->probe_time / d->probe_timed : 0);
+		       d->probe_timed ? d->probe_time / d->probe_timed : 0,
+		       d->bound);
 	return d->depth != old;
 }

@@ -880,6 +880,77 @@ static void depth_untimed_windows_do_not_bind(void)
 	CHECK_EQ_U64(d.windows, 200);
 }
 
+/*
+ * One 40 ms window of a device whose rate and times depend on the depth:
+ * at least knee, rate per second with svc of service and no wait; below
+ * it, low_rate with low_wait of wait in the pool, every bio bound.
+ */
+static void depth_window(struct sl_depth *d, u64 *now, u32 knee, u64 rate,
+			 u64 low_rate, u64 svc, u64 low_wait)
+{
+	bool low = d->depth < knee;
+	u64 done = (low ? low_rate : rate) * 40 / 1000;
+
+	*now += 40 * SIM_US * 1000;
+	sl_depth_done_many(d, (u32)done, (u32)done, done * svc,
+			   low ? done * low_wait : 0, low ? (u32)done : 0, *now);
+}
+
+/*
+ * Two fast submitters on a fast device, at depth 2 the pool unbound: a
+ * step down to 1 makes the other submitter wait, and fails. Such steps
+ * come farther and farther apart while the load stays (at most every
+ * SL_DEPTH_SETTLE_IDLE_MAX windows): 80 s held 64 windows at depth 1 with
+ * the probes at most SL_DEPTH_SETTLE_MAX apart. When the load moves (half
+ * the rate, and one bio is as good as two), the next step down comes
+ * within SL_DEPTH_SETTLE_MAX windows and holds; and a pool backing off so
+ * returns to SL_DEPTH_SETTLE_MAX as soon as its depth binds.
+ */
+static void depth_idle_steps_down_back_off(void)
+{
+	struct sl_depth d;
+	u64 now = NS;
+	u32 low = 0, w, shrunk_after = 0;
+
+	sl_depth_init(&d, 0, now);
+	d.depth = d.base = 2;
+	d.doubling = false;
+	d.why = SL_DEPTH_WHY_STEADY;
+	for (w = 0; w < 2000; w++) {
+		depth_window(&d, &now, 2, 80000, 60000, 10 * US, 20 * US);
+		low += d.depth < 2;
+	}
+	printf("2000 windows of an unbound pool whose step down fails: %u at depth 1, settle %u\n",
+	       low, d.settle);
+	CHECK(low >= 8);
+	CHECK(low <= 30);
+	CHECK_EQ_U64(d.base, 2);
+	CHECK_EQ_U64(d.settle, SL_DEPTH_SETTLE_IDLE_MAX);
+
+	for (w = 1; w <= 200 && !shrunk_after; w++) {
+		depth_window(&d, &now, 1, 40000, 40000, 10 * US, 0);
+		if (d.base == 1)
+			shrunk_after = w;
+	}
+	printf("the load halved and one bio serving as well: shrunk to 1 after %u windows\n",
+	       shrunk_after);
+	CHECK(shrunk_after > 0);
+	CHECK(shrunk_after <= SL_DEPTH_SETTLE_MAX + 8);
+
+	/* back at 2 and backing off again; then one window that binds */
+	d.depth = d.base = 2;
+	d.why = SL_DEPTH_WHY_STEADY;
+	for (w = 0; w < 2000; w++)
+		depth_window(&d, &now, 2, 80000, 60000, 10 * US, 20 * US);
+	CHECK_EQ_U64(d.settle, SL_DEPTH_SETTLE_IDLE_MAX);
+	while (d.depth != d.base)
+		depth_window(&d, &now, 2, 80000, 60000, 10 * US, 20 * US);
+	now += 40 * SIM_US * 1000;
+	sl_depth_done_many(&d, 3200, 3200, 3200 * 10 * US, 3200 * 10 * US, 3200, now);
+	printf("a window that binds: settle %u\n", d.settle);
+	CHECK(d.settle <= SL_DEPTH_SETTLE_MAX);
+}
+
 /* One run of nv volumes for 10 s after 3 s of warm-up. */
 static void run10_lane(struct pool_result *r, unsigned int nv,
 		       const struct vol_params *vols, unsigned int P,
@@ -1436,6 +1507,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(lane_keeps_shares),
 	UNIT_TEST(depth_down_probe_judged_on_time),
 	UNIT_TEST(depth_untimed_windows_do_not_bind),
+	UNIT_TEST(depth_idle_steps_down_back_off),
 	UNIT_TEST(lowdepth_keeps_its_rate),
 	UNIT_TEST(lowdepth_fair_on_one),
 	UNIT_TEST(long_think_not_anticipated),

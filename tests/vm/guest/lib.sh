@@ -92,11 +92,25 @@ status_field() {
 
 # status_snap <file>: the time since boot on the first line, then every
 # sluice device's status, from one dmsetup call: two snapshots bound a
-# window of the target's counters
+# window of the target's counters. The counters are read somewhere between
+# the two reads of the clock around dmsetup, and starting dmsetup can take
+# a starved guest hundreds of milliseconds: a rate over a 2 s window once
+# read 300 for 250 (a late second snapshot counts more bios than its time
+# says). So the time is the middle of the two, and a call that took longer
+# than 50 ms is made again (up to 20 times).
 status_snap() {
-	read -r up _ < /proc/uptime
-	echo "$up" > "$1"
-	dmsetup status --target sluice >> "$1"
+	_tries=0
+	while :; do
+		read -r _t0 _ < /proc/uptime
+		dmsetup status --target sluice > "$1.status"
+		read -r _t1 _ < /proc/uptime
+		_tries=$((_tries + 1))
+		awk -v a="$_t0" -v b="$_t1" 'BEGIN { exit !(b - a <= 0.05) }' && break
+		[ $_tries -lt 20 ] || break
+	done
+	awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.3f\n", (a + b) / 2 }' > "$1"
+	cat "$1.status" >> "$1"
+	rm -f "$1.status"
 }
 
 # uptime_s: seconds since boot, 10 ms resolution.

@@ -82,7 +82,7 @@ static void sl_depth_epoch(struct sl_depth *d, u64 now)
 	d->lat0[0] = 0;
 }
 
-/* Whether a moved from b by more than a quarter (rate) or a half (time). */
+/* Whether a moved from b by more than num/den of b, either way. */
 static bool sl_depth_moved(u64 a, u64 b, u32 num, u32 den)
 {
 	return a * den > b * (den + num) || a * den < b * (den - num);
@@ -90,10 +90,9 @@ static bool sl_depth_moved(u64 a, u64 b, u32 num, u32 den)
 
 /*
  * A probe's windows ended, with their mean rate and time in pool and
- * device: keep its depth, or go back to base. bound: the depth bound in
- * the last window at base.
+ * device: keep its depth, or go back to base.
  */
-static void sl_depth_judge(struct sl_depth *d, u64 rate, u64 time, bool bound)
+static void sl_depth_judge(struct sl_depth *d, u64 rate, u64 time)
 {
 	bool up = d->depth > d->base;
 	u64 step = up ? d->depth - d->base : d->base - d->depth;
@@ -129,7 +128,7 @@ static void sl_depth_judge(struct sl_depth *d, u64 rate, u64 time, bool bound)
 		d->doubling = false;
 	d->up = !d->up;
 	cap = SL_DEPTH_SETTLE_MAX;
-	if (!up && !bound) {
+	if (!up && !d->bound) {
 		cap = SL_DEPTH_SETTLE_IDLE_MAX;
 		d->idle_rate = d->base_rate;
 		d->idle_time = d->base_time;
@@ -257,7 +256,6 @@ bool sl_depth_done_many(struct sl_depth *d, u32 done, u32 timed, u64 svc_sum,
 		return false;
 	/* time 0: none timed, judged on the rate alone */
 	sl_depth_judge(d, d->probe_rate / d->probe_windows,
-		       d->probe_timed ? d->probe_time / d->probe_timed : 0,
-		       d->bound);
+		       d->probe_timed ? d->probe_time / d->probe_timed : 0);
 	return d->depth != old;
 }

@@ -12,7 +12,6 @@ UNIT_LDLIBS := -lm $(AGENT_LIBS)
 # test_api runs the API's handlers over the agent's operations
 UNIT_API_SRC = $(filter-out $(ROOT)/api/server.c $(ROOT)/api/policy_json.c \
 	$(ROOT)/api/volstatus.c,$(API_SRC)) $(UNIT_DIR)/fuzz_api.c
-UNIT_DEPS := $(UNIT_DIR)/unit.c $(UNIT_DIR)/unit.h $(UNIT_DIR)/sim.h $(UNIT_SRC) $(ROOT)/dmtarget/sluice-core.h $(ROOT)/dmtarget/sluice-sched.h $(ROOT)/dmtarget/sluice-depth.h $(ROOT)/dmtarget/sluice-think.h $(wildcard $(ROOT)/agent/*.h) $(wildcard $(ROOT)/api/*.[ch]) $(wildcard $(UNIT_DIR)/fuzz_api*)
 CFLAGS_USER := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -27,7 +26,6 @@ FUZZ_PARSE := $(BUILD)/fuzz/fuzz_parse
 # compiling every source again into each of the forty-odd binaries took six
 # minutes of make test's twenty-five.
 UNIT_OBJ_SRCS := $(UNIT_DIR)/unit.c $(UNIT_SRC)
-UNIT_API_OBJ_SRCS := $(UNIT_API_SRC)
 unit_objs = $(patsubst $(ROOT)/%.c,$(BUILD)/unit/$(1)/obj/%.o,$(2))
 UNIT_HDRS := $(wildcard $(UNIT_DIR)/*.h $(ROOT)/agent/*.h $(ROOT)/api/*.h $(ROOT)/dmtarget/*.h)
 UNIT_CFLAGS_plain := -O2
@@ -43,7 +41,7 @@ $(BUILD)/unit/$(1)/test_%: $(BUILD)/unit/$(1)/obj/tests/unit/test_%.o $(call uni
 	$(CC) $(CFLAGS_USER) $(UNIT_CFLAGS_$(1)) -o $$@ $$^ $(UNIT_LDLIBS)
 
 # test_api runs the API's handlers too
-$(BUILD)/unit/$(1)/test_api: $(call unit_objs,$(1),$(UNIT_API_OBJ_SRCS))
+$(BUILD)/unit/$(1)/test_api: $(call unit_objs,$(1),$(UNIT_API_SRC))
 endef
 $(foreach v,plain asan tsan,$(eval $(call unit_variant,$(v))))
 # kept, though only a pattern names them, so that a rebuild links only

@@ -24,6 +24,8 @@
 #include <linux/list.h>
 #include <linux/bio.h>
 
+#include "sluice-lane.h"
+
 struct module;
 struct sluice_member;
 
@@ -60,15 +62,21 @@ struct sluice_policy_type {
 	void (*detach)(struct sluice_member *m);
 	void (*set)(struct sluice_member *m, const struct sluice_member_params *p);
 	/*
-	 * Optional, tried before admit(), and never holds the bio: true, it
-	 * goes now, counted in flight, and is stamped; false, admit() it. For
-	 * a pool with room and nothing to order, a path without the lock; the
-	 * caller need not track the bio as one the pool may hold. now is the
-	 * caller's ktime_get_ns() if it read the clock for the bio, else 0:
-	 * the bio is then not timed, and complete() gets 0 too.
+	 * Optional: the member's lane (sluice-lane.h), which the target runs
+	 * itself before admit(), on a path without the pool's lock or an
+	 * indirect call. A bio the lane takes goes now, counted in flight, is
+	 * not admitted, and its completion is the lane's too (not complete()).
+	 * The lane is the member's from attach() to detach().
 	 */
-	bool (*pass)(struct sluice_member *m, struct sluice_pool_stamp *stamp,
-		     u64 now);
+	struct sluice_lane_member *(*lane)(struct sluice_member *m);
+	/*
+	 * What a lane step left to the pool's lock (enum sluice_lane_step):
+	 * a slot taken as the lane closed, a completion that found it closed,
+	 * or a fold due. start: when a timed bio was sent, else 0; svc: its
+	 * service time. May run in interrupt context.
+	 */
+	void (*lane_slow)(struct sluice_member *m, enum sluice_lane_step step,
+			  u64 start, u64 svc);
 	/*
 	 * true: send the bio now, it is counted in flight; false: held. now
 	 * is the caller's ktime_get_ns(), read once for the target and the
@@ -77,10 +85,7 @@ struct sluice_policy_type {
 	 */
 	bool (*admit)(struct sluice_member *m, struct bio *bio,
 		      struct sluice_pool_stamp *stamp, u64 now);
-	/*
-	 * A bio admitted (sent now or later) has completed, at now; 0 for a
-	 * bio pass() took without a clock.
-	 */
+	/* A bio admitted (sent now or later) has completed, at now. */
 	void (*complete)(struct sluice_member *m, struct bio *bio,
 			 struct sluice_pool_stamp *stamp, u64 now);
 	/*

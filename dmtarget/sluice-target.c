@@ -632,7 +632,9 @@ static int sluice_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		}
 	}
 	sc->plain = !sc->member && !sc->group;
-	sc->laned = sc->member && !sc->group && sc->policy->pass;
+	if (sc->member && sc->policy->lane)
+		sc->lane = sc->policy->lane(sc->member);
+	sc->laned = sc->lane && !sc->group;
 	ret = dm_get_device(ti, argv[0], dm_table_get_mode(ti->table), &sc->dev);
 	if (ret) {
 		ti->error = "Device lookup failed";
@@ -681,16 +683,56 @@ static bool sluice_is_writeback(struct bio *bio)
 	return !folio_test_anon(folio) && folio_mapping(folio);
 }
 
+/* What a lane step left to the pool's lock (see sluice-lane.h). */
+static noinline void sluice_lane_slow(struct sluice_c *sc,
+				      enum sluice_lane_step step, u64 start,
+				      u64 svc)
+{
+	sc->policy->lane_slow(sc->member, step, start, svc);
+}
+
+/*
+ * Whether a bio of sc's passes its pool's lane; if not, the pool's admit()
+ * is next. A slot it took as the lane closed goes back.
+ */
+static __always_inline bool sluice_lane_passes(struct sluice_c *sc)
+{
+	enum sluice_lane_step step = sluice_lane_pass(sc->lane);
+
+	if (likely(step == SLUICE_LANE_OK))
+		return true;
+	if (step == SLUICE_LANE_RACED)
+		sluice_lane_slow(sc, step, 0, 0);
+	return false;
+}
+
+/*
+ * A bio of sc's that passed the lane completed: its slot back, counted.
+ * start: when it was sent if it is timed (svc its service time), else 0.
+ */
+static __always_inline void sluice_lane_end(struct sluice_c *sc, u64 start,
+					    u64 svc)
+{
+	struct sluice_lane_member *lm = sc->lane;
+	enum sluice_lane_step step = sluice_lane_give(lm, false);
+
+	if (likely(step == SLUICE_LANE_OK))
+		step = sluice_lane_count_done(lm->lane, start != 0, 0, svc);
+	if (unlikely(step != SLUICE_LANE_OK))
+		sluice_lane_slow(sc, step, start, svc);
+}
+
 /* A bio within its limits goes to its pool, if it has one, else on. */
 static int sluice_pass(struct sluice_c *sc, struct sluice_io *io,
 		       struct bio *bio)
 {
 	if (!sc->member)
 		return DM_MAPIO_REMAPPED;
-	io->end |= SLUICE_END_POOLED;
-	if (sc->policy->pass &&
-	    sc->policy->pass(sc->member, &io->pool, io->start_ns))
+	if (sc->lane && sluice_lane_passes(sc)) {
+		io->end |= SLUICE_END_LANE;
 		return DM_MAPIO_REMAPPED;
+	}
+	io->end |= SLUICE_END_POOLED;
 	sluice_mark_downstream(sc->vol, io, io->start_ns);
 	if (!sc->policy->admit(sc->member, bio, &io->pool, io->start_ns))
 		return DM_MAPIO_SUBMITTED;
@@ -914,31 +956,35 @@ static noinline void sluice_stage_fold_now(struct sluice_stage *s)
 	spin_unlock(&s->lock);
 }
 
+/* A bio of the lane in the latency sample: timed, its pool's times too. */
+static noinline int sluice_map_lane_timed(struct bio *bio, int d)
+{
+	struct sluice_io *io = sluice_bio_io(bio);
+
+	io->dir = d;
+	io->end = SLUICE_END_COUNTED | SLUICE_END_TIMED | SLUICE_END_LANE;
+	io->start_ns = ktime_get_ns();
+	return DM_MAPIO_REMAPPED;
+}
+
 /*
  * A bio of an unlimited volume in a pool (and no group), nothing held: it
  * passes the pool's lane if that is open, counted as the unlimited path
- * counts; the clock is read only for a bio of the latency sample (the one
- * sluice_count_in() will pick), whose pool times are measured too. Else
- * the path that may hold it.
+ * counts, and marked in bi_private as that path marks its bios, with
+ * SLUICE_PRIV_LANE, so that end_io gives its slot back without the per-bio
+ * data; one of the latency sample is timed. Else the path that may hold it.
  */
 static noinline int sluice_map_pooled(struct dm_target *ti, struct bio *bio,
 				      enum req_op op, int d)
 {
 	struct sluice_c *sc = ti->private;
 	struct sluice_vol *v = sc->vol;
-	struct sluice_io *io = sluice_bio_io(bio);
-	bool timed = sluice_lat_sampled(this_cpu_read(v->st.pcpu->ios[d]) + 1);
-	u64 now = timed ? ktime_get_ns() : 0;
 
-	if (!sc->policy->pass(sc->member, &io->pool, now))
+	if (!sluice_lane_passes(sc))
 		return sluice_map_held(ti, bio);
-	sluice_count_in(&v->st, bio, op, d, NULL);
-	io->dir = d;
-	io->end = SLUICE_END_COUNTED | SLUICE_END_POOLED | SLUICE_END_LANE;
-	if (timed) {
-		io->end |= SLUICE_END_TIMED;
-		io->start_ns = now;
-	}
+	if (unlikely(sluice_count_in(&v->st, bio, op, d, NULL)))
+		return sluice_map_lane_timed(bio, d);
+	bio->bi_private = (void *)((unsigned long)v | SLUICE_PRIV_LANE);
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -1014,11 +1060,20 @@ static noinline int sluice_end_io_more(struct dm_target *ti, struct bio *bio,
 	u64 now = 0, lat;
 
 	if (io->end & SLUICE_END_POOLED) {
-		/* a bio of the lane is timed in the sample only */
-		if ((io->end & (SLUICE_END_LANE | SLUICE_END_TIMED)) !=
-		    SLUICE_END_LANE)
-			now = ktime_get_ns();
+		now = ktime_get_ns();
 		sc->policy->complete(sc->member, bio, &io->pool, now);
+	} else if (io->end & SLUICE_END_LANE) {
+		/* a bio of the lane is timed in the sample only */
+		if (io->end & SLUICE_END_TIMED) {
+			u64 svc;
+
+			now = ktime_get_ns();
+			svc = now - io->start_ns;
+			sluice_lane_count_timed(sc->lane, 0, svc);
+			sluice_lane_end(sc, io->start_ns, svc);
+		} else {
+			sluice_lane_end(sc, 0, 0);
+		}
 	}
 	sluice_done_downstream(sc->vol, io);
 	if (!(io->end & SLUICE_END_COUNTED) || error == BLK_STS_DM_REQUEUE)
@@ -1036,6 +1091,18 @@ static noinline int sluice_end_io_more(struct dm_target *ti, struct bio *bio,
 	return DM_ENDIO_DONE;
 }
 
+/* An untimed bio of the lane (see sluice_map_pooled()). */
+static noinline int sluice_end_io_lane(struct dm_target *ti, struct bio *bio,
+				       blk_status_t error)
+{
+	struct sluice_c *sc = ti->private;
+
+	sluice_lane_end(sc, 0, 0);
+	if (unlikely(error) && error != BLK_STS_DM_REQUEUE)
+		atomic64_inc(&sc->vol->st.errors[sluice_op_dir(bio_op(bio))]);
+	return DM_ENDIO_DONE;
+}
+
 static int sluice_end_io(struct dm_target *ti, struct bio *bio,
 			 blk_status_t *error)
 {
@@ -1043,6 +1110,8 @@ static int sluice_end_io(struct dm_target *ti, struct bio *bio,
 
 	/* the unlimited path's bio, untimed (see sluice_map()) */
 	if (likely(v)) {
+		if (unlikely((unsigned long)v & SLUICE_PRIV_LANE))
+			return sluice_end_io_lane(ti, bio, *error);
 		if (unlikely(*error) && *error != BLK_STS_DM_REQUEUE)
 			atomic64_inc(&v->st.errors[sluice_op_dir(bio_op(bio))]);
 		return DM_ENDIO_DONE;

@@ -164,6 +164,7 @@ struct sluice_c {
 	struct sluice_member *member;
 	struct sluice_group *group;	/* with group= */
 	bool plain;			/* neither: no stage after its own */
+	struct sluice_lane_member *lane;	/* its pool's, if it has one */
 	bool laned;			/* a pool with a lane, and no group */
 };
 
@@ -210,6 +211,11 @@ struct sluice_io {
 #define SLUICE_END_POOLED 4	/* admitted to the pool: complete it */
 #define SLUICE_END_DOWNSTREAM 8	/* counted in vol->nr_downstream */
 #define SLUICE_END_LANE 16	/* passed its pool's lane: timed if TIMED */
+/*
+ * In bi_private, with the volume, for a bio of the lane outside the latency
+ * sample: end_io gives its slot back (the volume is at least 2-aligned).
+ */
+#define SLUICE_PRIV_LANE 1UL
 
 #define SLUICE_CHARGED_VOL 1
 #define SLUICE_CHARGED_GROUP 2

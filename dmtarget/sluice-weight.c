@@ -14,12 +14,14 @@
  * The lane. While nothing waits in the pool, no slot is kept, no member is
  * stalled and no member has a latency target, the scheduler has nothing to
  * order: every bio goes at once. The pool then opens its lane, and a bio
- * passes it (pass()) with one bounded atomic increment of the bios in
- * flight, without the lock, the tags or a clock read (the target reads the
- * clock for the bios of its latency sample only, and its service time is
+ * passes it with one bounded atomic increment of the bios in flight,
+ * without the lock, the tags or a clock read (the target reads the clock
+ * for the bios of its latency sample only, and its service time is
  * measured on those); its completion gives the slot back with one atomic
  * decrement and counts itself on its CPU, folded into the depth controller
- * under the lock every POOL_FOLD_DONE completions or once a tick. A stall
+ * under the lock every SLUICE_LANE_FOLD_DONE completions or once a tick.
+ * The target runs both steps itself (sluice-lane.h); what they leave to the
+ * lock comes back through lane_slow(). A stall
  * (a second without progress) is timed in jiffies. The first bio that must
  * wait closes the lane under the lock, and the pool is the locked dispatcher
  * again until nothing waits. Skipping the tags is fair: start-time fair
@@ -96,30 +98,6 @@
 #define POOL_EXPECT_SCAN 8
 /* sluice_pool_stamp.flags */
 #define POOL_BIO_LOOSE 1	/* counted in the pool's loose_inflight */
-/* A CPU folds its lane completions into the depth controller this often. */
-#define POOL_FOLD_DONE SL_DEPTH_WIN_DONE
-
-/*
- * Lane completions on one CPU not yet folded into the depth controller:
- * all, and the timed with their times; folded every POOL_FOLD_DONE, or at
- * the first after a tick.
- */
-struct pool_cpu {
-	atomic_t credit;		/* slots kept for this CPU's lane bios */
-	u32 done, timed;
-	u64 wait_ns, svc_ns;
-	unsigned long folded_at;	/* jiffies */
-};
-
-/*
- * A member's counters, per CPU: bios pass the lane on any CPU. sent counts
- * those the locked path sent, lane_sent the lane's (what completed is what
- * was sent less what is in flight); the times are the timed completions'.
- */
-struct member_cpu {
-	u64 sent, lane_sent, timed, wait_ns, svc_ns;
-};
-
 struct sluice_pool {
 	struct list_head list;		/* in sluice_pools */
 	char name[SL_LABEL_MAX + 1];
@@ -134,9 +112,6 @@ struct sluice_pool {
 	struct list_head members;
 	/* those of stalled members, which take no slot (see inflight) */
 	unsigned int excused;
-	bool lane_open;			/* written under the lock */
-	unsigned int credit_cap;	/* likewise: see pool_credit_cap() */
-	struct pool_cpu __percpu *pcpu;
 	struct sl_depth dc;		/* the depth in force: dc.depth */
 	unsigned int kept;		/* slots kept for anticipated members */
 	struct list_head expected;	/* members thinking, see sluice-think.h */
@@ -148,11 +123,10 @@ struct sluice_pool {
 	u64 lat_looked;			/* when a target was last looked at */
 	u64 squeeze_at;			/* when the squeeze last changed */
 	/*
-	 * Every bio in flight, of the lane too (hence atomic: a slot is taken
-	 * by a bounded increment, see pool_take_slot()). The one field every
-	 * CPU writes for every bio: a line of its own.
+	 * Open, depth and credit cap written under the lock; the bios in
+	 * flight, of the lane too, in lane.inflight (see sluice-lane.h).
 	 */
-	atomic_t inflight ____cacheline_aligned_in_smp;
+	struct sluice_lane lane;
 };
 
 struct sluice_member {
@@ -161,13 +135,11 @@ struct sluice_member {
 	struct sl_sched_client c;
 	struct bio_list queue;
 	unsigned int nr_queued;
-	atomic_t inflight;		/* this member's bios in flight */
+	/* its bios in flight, progress and counters (sluice-lane.h) */
+	struct sluice_lane_member lm;
 	unsigned int excused;		/* of them, excused by its stall */
-	/* jiffies: its last completion, or its first send after idle */
-	unsigned long progress;
 	bool stalled;			/* see POOL_STALL_MS */
 	bool closed;			/* drained for a suspend: hold nothing */
-	bool lane_used;			/* a bio passed the lane: no think time */
 	u64 by_reservation, stalls;
 	/* anticipation */
 	struct sl_think think;
@@ -182,8 +154,6 @@ struct sluice_member {
 	u32 lat_done, lat_over, lat_near;	/* near: within a fifth */
 	u64 lat_since;			/* the start of its window */
 	u64 lat_missed;			/* windows it missed */
-	/* bios sent; completions, their time waiting here and at the device */
-	struct member_cpu __percpu *pcpu;
 };
 
 static LIST_HEAD(sluice_pools);
@@ -206,19 +176,7 @@ static int __pool_limit(const struct sluice_pool *p)
 
 static bool __pool_room(const struct sluice_pool *p)
 {
-	return atomic_read(&p->inflight) < __pool_limit(p);
-}
-
-/* Take a slot if fewer than limit bios count in flight. */
-static bool pool_take_slot(struct sluice_pool *p, int limit)
-{
-	int n = atomic_read(&p->inflight);
-
-	do {
-		if (n >= limit)
-			return false;
-	} while (!atomic_try_cmpxchg(&p->inflight, &n, n + 1));
-	return true;
+	return atomic_read(&p->lane.inflight) < __pool_limit(p);
 }
 
 /*
@@ -241,15 +199,16 @@ static void __pool_reclaim_credits(struct sluice_pool *p)
 	int cpu, n = 0;
 
 	for_each_possible_cpu(cpu)
-		n += atomic_xchg(&per_cpu_ptr(p->pcpu, cpu)->credit, 0);
+		n += atomic_xchg(&per_cpu_ptr(p->lane.pcpu, cpu)->credit, 0);
 	if (n)
-		atomic_sub(n, &p->inflight);
+		atomic_sub(n, &p->lane.inflight);
 }
 
 /* The depth in force changed: credits kept at the old one come back. */
 static void __pool_depth_changed(struct sluice_pool *p)
 {
-	WRITE_ONCE(p->credit_cap, pool_credit_cap(p->dc.depth));
+	WRITE_ONCE(p->lane.depth, p->dc.depth);
+	WRITE_ONCE(p->lane.credit_cap, pool_credit_cap(p->dc.depth));
 	__pool_reclaim_credits(p);
 }
 
@@ -271,22 +230,22 @@ static void __pool_open_lane(struct sluice_pool *p)
 {
 	struct sluice_member *m, *tmp;
 
-	if (p->lane_open || sl_heap_top(&p->s.w) || p->kept || p->excused ||
+	if (p->lane.open || sl_heap_top(&p->s.w) || p->kept || p->excused ||
 	    p->nr_targets || p->squeeze_ns)
 		return;
 	/* their next bios may pass the lane unseen */
 	list_for_each_entry_safe(m, tmp, &p->expected, expect_node)
 		__member_end_expect(p, m);
-	WRITE_ONCE(p->lane_open, true);
+	WRITE_ONCE(p->lane.open, true);
 }
 
 /* A bio is to wait, or a target joined: no bio may pass the lane. */
 static void __pool_close_lane(struct sluice_pool *p)
 {
-	bool was_open = p->lane_open;
+	bool was_open = p->lane.open;
 
 	if (was_open)
-		WRITE_ONCE(p->lane_open, false);
+		WRITE_ONCE(p->lane.open, false);
 	/* the credits and slots are read after: see the ordering at the top */
 	smp_mb();
 	/* none is kept while it is closed */
@@ -300,12 +259,12 @@ static void __pool_close_lane(struct sluice_pool *p)
  */
 static bool __pool_take_locked(struct sluice_pool *p)
 {
-	if (pool_take_slot(p, __pool_limit(p)))
+	if (sluice_lane_take_slot(&p->lane, __pool_limit(p)))
 		return true;
-	if (!p->lane_open)
+	if (!p->lane.open)
 		return false;
 	__pool_close_lane(p);
-	return pool_take_slot(p, __pool_limit(p));
+	return sluice_lane_take_slot(&p->lane, __pool_limit(p));
 }
 
 /* A member's latency target came or went: a target keeps the lane closed. */
@@ -339,19 +298,12 @@ static noinline void pool_give_back(struct sluice_pool *p)
 	unsigned long flags;
 	bool kick;
 
-	atomic_dec_return(&p->inflight);
+	atomic_dec_return(&p->lane.inflight);
 	spin_lock_irqsave(&p->lock, flags);
 	kick = sl_heap_top(&p->s.w) && __pool_room(p);
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (kick)
 		queue_work(weight_wq, &p->dispatch);
-}
-
-/* A member sends a bio, its slot taken: count it, for its stall too. */
-static void pool_count_member(struct sluice_member *m)
-{
-	if (atomic_inc_return_relaxed(&m->inflight) == 1)
-		WRITE_ONCE(m->progress, jiffies);
 }
 
 /*
@@ -361,8 +313,8 @@ static void pool_count_member(struct sluice_member *m)
 static void __pool_count_sent(struct sluice_pool *p, struct sluice_member *m,
 			      struct sluice_pool_stamp *stamp, u64 now)
 {
-	pool_count_member(m);
-	this_cpu_inc(m->pcpu->sent);
+	sluice_lane_count_member(&m->lm);
+	this_cpu_inc(m->lm.pcpu->sent);
 	/* a stalled member's bio takes no slot either */
 	if (m->stalled) {
 		m->excused++;
@@ -417,14 +369,14 @@ static struct bio *__pool_next(struct sluice_pool *p, u64 now)
 	struct sluice_member *m;
 	bool by_res;
 
-	if (!sl_heap_top(&p->s.w) || !pool_take_slot(p, __pool_limit(p)))
+	if (!sl_heap_top(&p->s.w) || !sluice_lane_take_slot(&p->lane, __pool_limit(p)))
 		return NULL;
 	c = sl_sched_pick(&p->s, now, &by_res);
 	m = container_of(c, struct sluice_member, c);
 	if (__member_squeezed(p, m)) {
 		m = __pool_pick_tight(p);
 		if (!m) {
-			atomic_dec(&p->inflight);
+			atomic_dec(&p->lane.inflight);
 			return NULL;
 		}
 		by_res = false;
@@ -459,7 +411,7 @@ static void __pool_keep_slots(struct sluice_pool *p, u64 now)
 	if (!top)
 		return;
 	next = container_of(top, struct sluice_member, c.wnode);
-	lone = next->nr_queued + atomic_read(&next->inflight) == 1;
+	lone = next->nr_queued + atomic_read(&next->lm.inflight) == 1;
 	list_for_each_entry_safe(m, tmp, &p->expected, expect_node) {
 		if (now >= m->expect_until) {
 			__member_end_expect(p, m);
@@ -602,14 +554,14 @@ static void __pool_find_stalls(struct sluice_pool *p)
 
 	list_for_each_entry(m, &p->members, node) {
 		if (m->stalled ||
-		    time_before(jiffies, READ_ONCE(m->progress) +
+		    time_before(jiffies, READ_ONCE(m->lm.progress) +
 					 msecs_to_jiffies(POOL_STALL_MS)))
 			continue;
 		/*
 		 * The lane is closed: a completion that did not see it closed
 		 * gave its slot back before, and is counted out here.
 		 */
-		n = atomic_read(&m->inflight);
+		n = atomic_read(&m->lm.inflight);
 		if (!n)
 			continue;
 		m->stalled = true;
@@ -732,8 +684,8 @@ static struct sluice_member *weight_attach(const char *name,
 
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (m)
-		m->pcpu = alloc_percpu(struct member_cpu);
-	if (!m || !m->pcpu) {
+		m->lm.pcpu = alloc_percpu(struct sluice_lane_member_cpu);
+	if (!m || !m->lm.pcpu) {
 		kfree(m);
 		*error = "pool: cannot allocate member";
 		return NULL;
@@ -751,8 +703,8 @@ static struct sluice_member *weight_attach(const char *name,
 	if (!p) {
 		p = kzalloc(sizeof(*p), GFP_KERNEL);
 		if (p)
-			p->pcpu = alloc_percpu(struct pool_cpu);
-		if (!p || !p->pcpu) {
+			p->lane.pcpu = alloc_percpu(struct sluice_lane_cpu);
+		if (!p || !p->lane.pcpu) {
 			kfree(p);
 			goto nomem;
 		}
@@ -764,12 +716,13 @@ static struct sluice_member *weight_attach(const char *name,
 		INIT_LIST_HEAD(&p->expected);
 		sl_sched_init(&p->s, NULL, NULL, 0);
 		sl_depth_init(&p->dc, 0, ktime_get_ns());
-		p->credit_cap = pool_credit_cap(p->dc.depth);
+		p->lane.depth = p->dc.depth;
+		p->lane.credit_cap = pool_credit_cap(p->dc.depth);
 		created = true;
 	}
 	if (pool_grow(p)) {
 		if (created) {
-			free_percpu(p->pcpu);
+			free_percpu(p->lane.pcpu);
 			kfree(p);
 		}
 		goto nomem;
@@ -778,6 +731,7 @@ static struct sluice_member *weight_attach(const char *name,
 		list_add(&p->list, &sluice_pools);
 	p->nr_members++;
 	m->pool = p;
+	m->lm.lane = &p->lane;
 	spin_lock_irq(&p->lock);
 	list_add_tail(&m->node, &p->members);
 	if (m->target_ns)
@@ -790,7 +744,7 @@ static struct sluice_member *weight_attach(const char *name,
 
 nomem:
 	mutex_unlock(&sluice_pools_lock);
-	free_percpu(m->pcpu);
+	free_percpu(m->lm.pcpu);
 	kfree(m);
 	*error = "pool: cannot allocate pool";
 	return NULL;
@@ -803,7 +757,7 @@ static void weight_detach(struct sluice_member *m)
 	mutex_lock(&sluice_pools_lock);
 	spin_lock_irq(&p->lock);
 	/* the target drained the queue on presuspend; dm waited for the rest */
-	WARN_ON_ONCE(m->nr_queued || atomic_read(&m->inflight));
+	WARN_ON_ONCE(m->nr_queued || atomic_read(&m->lm.inflight));
 	sl_sched_deactivate(&p->s, &m->c);
 	__member_end_expect(p, m);
 	if (m->target_ns)
@@ -813,7 +767,7 @@ static void weight_detach(struct sluice_member *m)
 	hrtimer_cancel(&m->antic_timer);
 	if (--p->nr_members) {
 		mutex_unlock(&sluice_pools_lock);
-		free_percpu(m->pcpu);
+		free_percpu(m->lm.pcpu);
 		kfree(m);
 		return;
 	}
@@ -824,12 +778,12 @@ static void weight_detach(struct sluice_member *m)
 	cancel_work_sync(&p->dispatch);
 	timer_delete_sync(&p->stall_timer);
 	__pool_reclaim_credits(p);
-	WARN_ON_ONCE(atomic_read(&p->inflight));
+	WARN_ON_ONCE(atomic_read(&p->lane.inflight));
 	kvfree(p->wv);
 	kvfree(p->rv);
-	free_percpu(p->pcpu);
+	free_percpu(p->lane.pcpu);
 	kfree(p);
-	free_percpu(m->pcpu);
+	free_percpu(m->lm.pcpu);
 	kfree(m);
 }
 
@@ -852,52 +806,16 @@ static void weight_set(struct sluice_member *m,
 	spin_unlock_irq(&p->lock);
 }
 
-/*
- * The lane (see the top): a bio goes at once, if it is open and has a slot.
- * now is the caller's clock if it read one, else 0: the bio is stamped as
- * sent when admitted, and timed only with a clock.
- */
-static bool weight_pass(struct sluice_member *m, struct sluice_pool_stamp *stamp,
-			u64 now)
-{
-	struct sluice_pool *p = m->pool;
-
-	if (!READ_ONCE(p->lane_open))
-		return false;
-	/* this CPU's credit, else a slot of the pool's (fully ordered either way) */
-	if (atomic_dec_if_positive(&raw_cpu_ptr(p->pcpu)->credit) < 0 &&
-	    !pool_take_slot(p, READ_ONCE(p->dc.depth)))
-		return false;
-	/*
-	 * The lane may have closed since it was read (the submitter may have
-	 * been preempted): the slot goes back to the pool, as a completion's
-	 * does, and the bio to admit().
-	 */
-	if (unlikely(!READ_ONCE(p->lane_open))) {
-		pool_give_back(p);
-		return false;
-	}
-	pool_count_member(m);
-	this_cpu_inc(m->pcpu->lane_sent);
-	/* read first: the line stays clean while the member keeps using it */
-	if (!READ_ONCE(m->lane_used))
-		WRITE_ONCE(m->lane_used, true);
-	stamp->admitted_ns = now;
-	stamp->sent_ns = now;
-	stamp->flags = 0;
-	return true;
-}
-
 /* A bio of m came: end its think time and its expectation. */
 static void __member_busy(struct sluice_pool *p, struct sluice_member *m,
 			  u64 now)
 {
 	/*
 	 * Its bios passed the lane since it went idle: what came now is not
-	 * the end of that think time. Racing pass() at worst loses a sample.
+	 * the end of that think time. Racing the lane at worst loses a sample.
 	 */
-	if (READ_ONCE(m->lane_used)) {
-		WRITE_ONCE(m->lane_used, false);
+	if (READ_ONCE(m->lm.used)) {
+		WRITE_ONCE(m->lm.used, false);
 		m->think.idle_since = 0;
 	}
 	sl_think_busy(&m->think, now);
@@ -920,7 +838,7 @@ static bool weight_admit(struct sluice_member *m, struct bio *bio,
 	spin_lock_irqsave(&p->lock, flags);
 	/* suspending: the pool must hold nothing for this member */
 	if (m->closed) {
-		atomic_inc(&p->inflight);
+		atomic_inc(&p->lane.inflight);
 		__pool_count_sent(p, m, stamp, now);
 		spin_unlock_irqrestore(&p->lock, flags);
 		return true;
@@ -963,7 +881,7 @@ static bool weight_admit(struct sluice_member *m, struct bio *bio,
 /* This CPU's lane completions into the depth controller. */
 static void __pool_fold_cpu(struct sluice_pool *p, u64 now)
 {
-	struct pool_cpu *pc = this_cpu_ptr(p->pcpu);
+	struct sluice_lane_cpu *pc = this_cpu_ptr(p->lane.pcpu);
 
 	pc->folded_at = jiffies;
 	if (!pc->done)
@@ -1036,7 +954,7 @@ static noinline void pool_complete_locked(struct sluice_pool *p,
 	}
 	__pool_latency_window(p, now);
 	/* reopened by another CPU: its next bio may pass the lane unseen */
-	if (!atomic_read(&m->inflight) && !m->nr_queued && !p->lane_open)
+	if (!atomic_read(&m->lm.inflight) && !m->nr_queued && !p->lane.open)
 		__member_expect(p, m, now);
 	__pool_keep_slots(p, now);
 	__pool_open_lane(p);
@@ -1046,70 +964,63 @@ static noinline void pool_complete_locked(struct sluice_pool *p,
 		queue_work(weight_wq, &p->dispatch);
 }
 
-/*
- * A completion's slot kept as its CPU's credit, if the lane is open and the
- * CPU has fewer than credit_cap; false: the caller gives it to the pool.
- */
-static bool pool_keep_credit(struct sluice_pool *p,
-			     const struct sluice_pool_stamp *stamp)
+/* What a lane step leaves to the lock (see sluice-lane.h). */
+static void pool_lane_step(struct sluice_member *m, enum sluice_lane_step step,
+			   struct sluice_pool_stamp *stamp, bool timed, u64 wait,
+			   u64 svc)
 {
-	unsigned int cap = READ_ONCE(p->credit_cap);
-	atomic_t *credit;
+	struct sluice_pool *p = m->pool;
 
-	if (!cap || (stamp->flags & POOL_BIO_LOOSE) || !READ_ONCE(p->lane_open))
-		return false;
-	credit = &raw_cpu_ptr(p->pcpu)->credit;
-	if (atomic_read(credit) >= cap)
-		return false;
-	/* fully ordered: the lane is read after */
-	atomic_inc_return(credit);
-	if (likely(READ_ONCE(p->lane_open)))
-		return true;
-	/* closed since: take it back, unless the closer took it already */
-	return atomic_dec_if_positive(credit) < 0;
+	switch (step) {
+	case SLUICE_LANE_RACED:
+		pool_give_back(p);
+		break;
+	case SLUICE_LANE_CLOSED:
+		pool_complete_locked(p, m, stamp, timed, wait, svc);
+		break;
+	case SLUICE_LANE_FOLD:
+		pool_fold_now(p);
+		break;
+	default:
+		break;
+	}
+}
+
+static struct sluice_lane_member *weight_lane(struct sluice_member *m)
+{
+	return &m->lm;
+}
+
+/* A bio of the lane: sent at once, so admitted and sent at its start. */
+static void weight_lane_slow(struct sluice_member *m, enum sluice_lane_step step,
+			     u64 start, u64 svc)
+{
+	struct sluice_pool_stamp stamp = {
+		.admitted_ns = start,
+		.sent_ns = start,
+	};
+
+	pool_lane_step(m, step, &stamp, start != 0, 0, svc);
 }
 
 static void weight_complete(struct sluice_member *m, struct bio *bio,
 			    struct sluice_pool_stamp *stamp, u64 now)
 {
 	struct sluice_pool *p = m->pool;
-	struct member_cpu __percpu *mc = m->pcpu;
-	struct pool_cpu __percpu *pc = p->pcpu;
-	/* a bio of the lane is timed in the target's sample only */
 	bool timed = now && stamp->sent_ns;
 	u64 wait = 0, svc = 0;
+	enum sluice_lane_step step;
 
 	if (timed) {
 		wait = stamp->sent_ns - stamp->admitted_ns;
 		svc = now - stamp->sent_ns;
-		this_cpu_inc(mc->timed);
-		this_cpu_add(mc->wait_ns, wait);
-		this_cpu_add(mc->svc_ns, svc);
+		sluice_lane_count_timed(&m->lm, wait, svc);
 	}
-	/* before the slot is given back: a stall check sees the progress */
-	WRITE_ONCE(m->progress, jiffies);
-	atomic_dec(&m->inflight);
-	/*
-	 * Fully ordered: the lane is read after the slot is given back. A
-	 * stalled member's bio was excused: until the lock ends its stall,
-	 * the pool may send one bio more than its depth.
-	 */
-	if (!pool_keep_credit(p, stamp))
-		atomic_dec_return(&p->inflight);
-	if (unlikely(!READ_ONCE(p->lane_open) ||
-		     (stamp->flags & POOL_BIO_LOOSE))) {
-		pool_complete_locked(p, m, stamp, timed, wait, svc);
-		return;
-	}
-	/* the lane: nothing waits, nothing to kick, no expectation */
-	if (timed) {
-		this_cpu_inc(pc->timed);
-		this_cpu_add(pc->wait_ns, wait);
-		this_cpu_add(pc->svc_ns, svc);
-	}
-	if (this_cpu_add_return(pc->done, 1) >= POOL_FOLD_DONE ||
-	    time_after(jiffies, this_cpu_read(pc->folded_at)))
-		pool_fold_now(p);
+	step = sluice_lane_give(&m->lm, stamp->flags & POOL_BIO_LOOSE);
+	if (step == SLUICE_LANE_OK)
+		step = sluice_lane_count_done(&p->lane, timed, wait, svc);
+	if (step != SLUICE_LANE_OK)
+		pool_lane_step(m, step, stamp, timed, wait, svc);
 }
 
 static void weight_drain(struct sluice_member *m, struct bio_list *out)
@@ -1202,9 +1113,9 @@ static void weight_status(struct sluice_member *m, char *result,
 	int cost, cpu, credits = 0;
 
 	for_each_possible_cpu(cpu) {
-		struct member_cpu *mc = per_cpu_ptr(m->pcpu, cpu);
+		struct sluice_lane_member_cpu *mc = per_cpu_ptr(m->lm.pcpu, cpu);
 
-		credits += atomic_read(&per_cpu_ptr(p->pcpu, cpu)->credit);
+		credits += atomic_read(&per_cpu_ptr(p->lane.pcpu, cpu)->credit);
 		sent += READ_ONCE(mc->sent);
 		lane_sent += READ_ONCE(mc->lane_sent);
 		timed += READ_ONCE(mc->timed);
@@ -1214,11 +1125,11 @@ static void weight_status(struct sluice_member *m, char *result,
 	spin_lock_irq(&p->lock);
 	queued = m->nr_queued;
 	by_res = m->by_reservation;
-	m_inflight = atomic_read(&m->inflight);
+	m_inflight = atomic_read(&m->lm.inflight);
 	stalled = m->stalled;
 	stalls = m->stalls;
 	/* a stalled member's completion gives its slot back before the lock */
-	inflight = max(atomic_read(&p->inflight) - (int)p->excused - credits,
+	inflight = max(atomic_read(&p->lane.inflight) - (int)p->excused - credits,
 		       0);
 	depth = p->dc.depth;
 	depth_auto = !p->dc.fixed;
@@ -1229,7 +1140,7 @@ static void weight_status(struct sluice_member *m, char *result,
 	anticipated = m->anticipated;
 	target = m->target_ns;
 	missed = m->lat_missed;
-	lane = p->lane_open;
+	lane = p->lane.open;
 	spin_unlock_irq(&p->lock);
 	sent += lane_sent;
 	/* what was sent and is no longer in flight; exact when idle */
@@ -1261,7 +1172,8 @@ static struct sluice_policy_type weight_policy = {
 	.attach = weight_attach,
 	.detach = weight_detach,
 	.set = weight_set,
-	.pass = weight_pass,
+	.lane = weight_lane,
+	.lane_slow = weight_lane_slow,
 	.admit = weight_admit,
 	.complete = weight_complete,
 	.drain = weight_drain,

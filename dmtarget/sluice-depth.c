@@ -137,6 +137,22 @@ static void sl_depth_judge(struct sl_depth *d, u64 rate, u64 time)
 	d->why = SL_DEPTH_WHY_STEADY;
 }
 
+/*
+ * A step down whose bios plainly wait for the worker: SL_DEPTH_EARLY_TIMED
+ * of them timed, at SL_DEPTH_EARLY_TIMES their time in pool and device at
+ * base. Judged then, not at the window's end: with fast submitters on a
+ * fast device each such step held the pool at the lower depth for a whole
+ * SL_DEPTH_WIN_NS, a twentieth of the time while probes came every
+ * SL_DEPTH_SETTLE_MAX windows.
+ */
+static bool sl_depth_down_failing(const struct sl_depth *d)
+{
+	return d->depth < d->base && d->base_time &&
+	       d->win_timed >= SL_DEPTH_EARLY_TIMED &&
+	       d->win_lat_sum + d->win_wait_sum >=
+	       SL_DEPTH_EARLY_TIMES * d->base_time * d->win_timed;
+}
+
 /* A window at base: average its rate and time in, and start a probe when due. */
 static void sl_depth_settle(struct sl_depth *d, u64 rate, u64 time, bool bound)
 {
@@ -201,7 +217,7 @@ bool sl_depth_done_many(struct sl_depth *d, u32 done, u32 timed, u64 svc_sum,
 	d->win_wait_sum += wait_sum;
 	d->win_bound += bound;
 	full = d->win_done >= SL_DEPTH_WIN_DONE;
-	if (!full || elapsed < SL_DEPTH_WIN_NS) {
+	if (!full || (elapsed < SL_DEPTH_WIN_NS && !sl_depth_down_failing(d))) {
 		if (elapsed < SL_DEPTH_WIN_MAX_NS)
 			return false;
 		/* a slow window: its service time counts, its rate says little */

@@ -27,7 +27,9 @@
  * bio fewer than there are submitters makes half of them wait so, and the
  * rate shows it less clearly than the time does (on a busy or virtual CPU
  * its noise hides it). On a slower device a step down moves queueing from
- * the device to the pool, and the time stays as it was.
+ * the device to the pool, and the time stays as it was. A step down whose
+ * bios plainly wait (see sl_depth_down_failing()) is judged before its
+ * first window ends.
  *
  * So it settles at the smallest depth past which more depth adds less than
  * half its share of throughput, and less than a tenth: the tenth is for a
@@ -81,6 +83,12 @@
 #define SL_DEPTH_SETTLE_IDLE_MAX 256
 /* Windows a probe lasts. */
 #define SL_DEPTH_PROBE_WINDOWS 2
+/*
+ * A step down is judged before its window ends once this many of its bios
+ * are timed at this many times base's time (see sl_depth_down_failing()).
+ */
+#define SL_DEPTH_EARLY_TIMED 8
+#define SL_DEPTH_EARLY_TIMES 4
 
 enum sl_depth_why {
 	SL_DEPTH_WHY_START,	/* not measured yet */

@@ -951,6 +951,43 @@ static void depth_idle_steps_down_back_off(void)
 	CHECK(d.settle <= SL_DEPTH_SETTLE_MAX);
 }
 
+/*
+ * The same two submitters, their completions folded 32 at a time (as the
+ * lane folds them): 80,000/s at depth 2, 10 us of service; at depth 1 each
+ * bio waits 100 us for the worker. A step down that fails so is judged
+ * once 8 of its bios are timed, not after a whole window: each one held
+ * the pool at depth 1 for SL_DEPTH_WIN_NS (40 ms), a twentieth of the
+ * time while the load moved (probes every SL_DEPTH_SETTLE_MAX windows).
+ */
+static void depth_failing_step_down_ends_early(void)
+{
+	struct sl_depth d;
+	u64 now = NS, low_ns = 0, step;
+	u32 probes = 0, was;
+	bool low;
+
+	sl_depth_init(&d, 0, now);
+	d.depth = d.base = 2;
+	d.doubling = false;
+	d.why = SL_DEPTH_WHY_STEADY;
+	while (now < 21 * NS) {
+		low = d.depth < 2;
+		step = 32 * NS / (low ? 60000 : 80000);
+		now += step;
+		if (low)
+			low_ns += step;
+		was = d.depth;
+		sl_depth_done_many(&d, 32, 32, 32 * 10 * US,
+				   low ? 32 * 100 * US : 0, low ? 32 : 0, now);
+		probes += was == 2 && d.depth < 2;
+	}
+	printf("20 s of an unbound pool whose steps down fail: %u steps, %llu us at depth 1\n",
+	       probes, (unsigned long long)(low_ns / US));
+	CHECK(probes >= 4);
+	CHECK_EQ_U64(d.base, 2);
+	CHECK(low_ns <= probes * 2000 * US);
+}
+
 /* One run of nv volumes for 10 s after 3 s of warm-up. */
 static void run10_lane(struct pool_result *r, unsigned int nv,
 		       const struct vol_params *vols, unsigned int P,
@@ -1508,6 +1545,7 @@ static const struct unit_test tests[] = {
 	UNIT_TEST(depth_down_probe_judged_on_time),
 	UNIT_TEST(depth_untimed_windows_do_not_bind),
 	UNIT_TEST(depth_idle_steps_down_back_off),
+	UNIT_TEST(depth_failing_step_down_ends_early),
 	UNIT_TEST(lowdepth_keeps_its_rate),
 	UNIT_TEST(lowdepth_fair_on_one),
 	UNIT_TEST(long_think_not_anticipated),

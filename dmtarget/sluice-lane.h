@@ -54,17 +54,28 @@ struct sluice_lane {
 
 /*
  * A member's counters, per CPU: bios pass the lane on any CPU. sent counts
- * those the policy's lock sent, lane_sent the lane's; the times are the
- * timed completions'.
+ * those the policy's lock sent, lane_sent and lane_done the lane's (a bio
+ * may complete on another CPU than it was sent on: only the sums over the
+ * CPUs mean anything, see the policy's member_inflight()); the times are
+ * the timed completions'.
  */
 struct sluice_lane_member_cpu {
-	u64 sent, lane_sent, timed, wait_ns, svc_ns;
+	u64 sent, lane_sent, lane_done, timed, wait_ns, svc_ns;
 };
 
+/*
+ * A member's bios in flight are those the lock sent (inflight) and those of
+ * the lane (lane_sent less lane_done, summed over the CPUs): two atomics on
+ * the member's line for every bio of the lane cost a third of the lane's
+ * time on two CPUs, and blk-mq counts a disk's bios in flight so too.
+ */
 struct sluice_lane_member {
 	struct sluice_lane *lane;
-	atomic_t inflight;		/* this member's bios in flight */
-	/* jiffies: its last completion, or its first send after idle */
+	atomic_t inflight;		/* its bios the lock sent, in flight */
+	/*
+	 * jiffies: its last completion or lane send, or the lock's first send
+	 * after idle
+	 */
 	unsigned long progress;
 	bool used;			/* a bio passed the lane: no think time */
 	struct sluice_lane_member_cpu __percpu *pcpu;
@@ -91,11 +102,14 @@ static inline bool sluice_lane_take_slot(struct sluice_lane *l, int limit)
 	return true;
 }
 
-/* A member sends a bio, its slot taken: count it, for its stall too. */
-static inline void sluice_lane_count_member(struct sluice_lane_member *lm)
+/* A member's progress: now, written at most once a tick. */
+static inline void sluice_lane_progress(struct sluice_lane_member *lm)
 {
-	if (atomic_inc_return_relaxed(&lm->inflight) == 1)
-		WRITE_ONCE(lm->progress, jiffies);
+	unsigned long now = jiffies;
+
+	/* read first: one write a tick */
+	if (READ_ONCE(lm->progress) != now)
+		WRITE_ONCE(lm->progress, now);
 }
 
 /* A bio of lm's passes the lane if it is open and has a slot. */
@@ -113,7 +127,12 @@ sluice_lane_pass(struct sluice_lane_member *lm)
 	/* closed since it was read (the submitter may have been preempted) */
 	if (unlikely(!READ_ONCE(l->open)))
 		return SLUICE_LANE_RACED;
-	sluice_lane_count_member(lm);
+	/*
+	 * A stall is a second without progress while bios are in flight:
+	 * one sent now has had none yet (the lock's path stamps a member's
+	 * first send after idle; the lane cannot tell which that is).
+	 */
+	sluice_lane_progress(lm);
 	this_cpu_inc(lm->pcpu->lane_sent);
 	/* read first: the line stays clean while the member keeps using it */
 	if (!READ_ONCE(lm->used))
@@ -157,18 +176,19 @@ static inline bool sluice_lane_keep_credit(struct sluice_lane *l)
  * the pool (fully ordered, then the lane is read: the policy's lock closes
  * it, then takes the credits back and reads the slots). The member's
  * progress is written first, for a stall check that reads the slot free.
- * loose: the slot counted against a squeeze; the lock must see it.
+ * lane: the bio passed the lane (else the lock sent it); loose: its slot
+ * counted against a squeeze, and the lock must see it.
  */
 static __always_inline enum sluice_lane_step
-sluice_lane_give(struct sluice_lane_member *lm, bool loose)
+sluice_lane_give(struct sluice_lane_member *lm, bool lane, bool loose)
 {
 	struct sluice_lane *l = lm->lane;
-	unsigned long now = jiffies;
 
-	/* read first: one write a tick */
-	if (READ_ONCE(lm->progress) != now)
-		WRITE_ONCE(lm->progress, now);
-	atomic_dec(&lm->inflight);
+	sluice_lane_progress(lm);
+	if (lane)
+		this_cpu_inc(lm->pcpu->lane_done);
+	else
+		atomic_dec(&lm->inflight);
 	if (loose || !sluice_lane_keep_credit(l))
 		atomic_dec(&l->inflight);
 	/*

@@ -714,7 +714,7 @@ static __always_inline void sluice_lane_end(struct sluice_c *sc, u64 start,
 					    u64 svc)
 {
 	struct sluice_lane_member *lm = sc->lane;
-	enum sluice_lane_step step = sluice_lane_give(lm, false);
+	enum sluice_lane_step step = sluice_lane_give(lm, true, false);
 
 	if (likely(step == SLUICE_LANE_OK))
 		step = sluice_lane_count_done(lm->lane, start != 0, 0, svc);

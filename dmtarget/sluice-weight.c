@@ -307,13 +307,35 @@ static noinline void pool_give_back(struct sluice_pool *p)
 }
 
 /*
+ * m's bios in flight: the lock's, and the lane's summed over the CPUs
+ * (O(CPUs): on the lock's rarer paths only). The completions are read
+ * before the sends, so a bio sent and completed meanwhile counts, and none
+ * in flight before is missed.
+ */
+static unsigned int member_inflight(struct sluice_member *m)
+{
+	u64 sent = 0, done = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		done += READ_ONCE(per_cpu_ptr(m->lm.pcpu, cpu)->lane_done);
+	/* the sends after: each completion read has its send read too */
+	smp_rmb();
+	for_each_possible_cpu(cpu)
+		sent += READ_ONCE(per_cpu_ptr(m->lm.pcpu, cpu)->lane_sent);
+	return atomic_read(&m->lm.inflight) + (unsigned int)(sent - done);
+}
+
+/*
  * A bio of m goes to the device, counted in the pool's inflight already:
  * count it for m, stamp it.
  */
 static void __pool_count_sent(struct sluice_pool *p, struct sluice_member *m,
 			      struct sluice_pool_stamp *stamp, u64 now)
 {
-	sluice_lane_count_member(&m->lm);
+	/* its first after idle has had no progress yet */
+	if (atomic_inc_return_relaxed(&m->lm.inflight) == 1)
+		WRITE_ONCE(m->lm.progress, jiffies);
 	this_cpu_inc(m->lm.pcpu->sent);
 	/* a stalled member's bio takes no slot either */
 	if (m->stalled) {
@@ -411,7 +433,8 @@ static void __pool_keep_slots(struct sluice_pool *p, u64 now)
 	if (!top)
 		return;
 	next = container_of(top, struct sluice_member, c.wnode);
-	lone = next->nr_queued + atomic_read(&next->lm.inflight) == 1;
+	lone = next->nr_queued <= 1 &&
+	       next->nr_queued + member_inflight(next) == 1;
 	list_for_each_entry_safe(m, tmp, &p->expected, expect_node) {
 		if (now >= m->expect_until) {
 			__member_end_expect(p, m);
@@ -561,7 +584,7 @@ static void __pool_find_stalls(struct sluice_pool *p)
 		 * The lane is closed: a completion that did not see it closed
 		 * gave its slot back before, and is counted out here.
 		 */
-		n = atomic_read(&m->lm.inflight);
+		n = member_inflight(m);
 		if (!n)
 			continue;
 		m->stalled = true;
@@ -757,7 +780,7 @@ static void weight_detach(struct sluice_member *m)
 	mutex_lock(&sluice_pools_lock);
 	spin_lock_irq(&p->lock);
 	/* the target drained the queue on presuspend; dm waited for the rest */
-	WARN_ON_ONCE(m->nr_queued || atomic_read(&m->lm.inflight));
+	WARN_ON_ONCE(m->nr_queued || member_inflight(m));
 	sl_sched_deactivate(&p->s, &m->c);
 	__member_end_expect(p, m);
 	if (m->target_ns)
@@ -954,7 +977,7 @@ static noinline void pool_complete_locked(struct sluice_pool *p,
 	}
 	__pool_latency_window(p, now);
 	/* reopened by another CPU: its next bio may pass the lane unseen */
-	if (!atomic_read(&m->lm.inflight) && !m->nr_queued && !p->lane.open)
+	if (!m->nr_queued && !p->lane.open && !member_inflight(m))
 		__member_expect(p, m, now);
 	__pool_keep_slots(p, now);
 	__pool_open_lane(p);
@@ -1016,7 +1039,7 @@ static void weight_complete(struct sluice_member *m, struct bio *bio,
 		svc = now - stamp->sent_ns;
 		sluice_lane_count_timed(&m->lm, wait, svc);
 	}
-	step = sluice_lane_give(&m->lm, stamp->flags & POOL_BIO_LOOSE);
+	step = sluice_lane_give(&m->lm, false, stamp->flags & POOL_BIO_LOOSE);
 	if (step == SLUICE_LANE_OK)
 		step = sluice_lane_count_done(&p->lane, timed, wait, svc);
 	if (step != SLUICE_LANE_OK)
@@ -1125,7 +1148,7 @@ static void weight_status(struct sluice_member *m, char *result,
 	spin_lock_irq(&p->lock);
 	queued = m->nr_queued;
 	by_res = m->by_reservation;
-	m_inflight = atomic_read(&m->lm.inflight);
+	m_inflight = member_inflight(m);
 	stalled = m->stalled;
 	stalls = m->stalls;
 	/* a stalled member's completion gives its slot back before the lock */

@@ -73,8 +73,8 @@
 
 #define POOL_DEPTH_MAX SL_DEPTH_MAX
 /*
- * A member whose bios in flight have made no progress (no completion) for
- * this long is stalled: its device below is suspended, has lost its path or
+ * A member whose bios in flight have made no progress (no completion, nor
+ * a send through the lane, which stamps it too) for this long is stalled: its device below is suspended, has lost its path or
  * hangs. Its bios then stop counting against the pool's depth, and it sends
  * no more, until one of them completes; so one stuck member cannot take
  * every slot of the pool and hang the others.

@@ -113,6 +113,17 @@ status_snap() {
 	rm -f "$1.status"
 }
 
+# snap_time <file>, snap_field <file> <dm-name> <key>: a status_snap's time,
+# and one device's key=value counter in it.
+snap_time() {
+	head -n 1 "$1"
+}
+
+snap_field() {
+	awk -v d="$2:" -v k="$3=" 'NR > 1 && $1 == d {
+		for (i = 2; i <= NF; i++) if (index($i, k) == 1) { print substr($i, length(k) + 1); exit } }' "$1"
+}
+
 # uptime_s: seconds since boot, 10 ms resolution.
 uptime_s() {
 	cut -d' ' -f1 /proc/uptime

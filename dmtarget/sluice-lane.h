@@ -220,4 +220,16 @@ sluice_lane_count_done(struct sluice_lane *l, bool timed, u64 wait, u64 svc)
 	return SLUICE_LANE_OK;
 }
 
+/* A completion of lm's: its slot back, then counted if the lane is open. */
+static __always_inline enum sluice_lane_step
+sluice_lane_done(struct sluice_lane_member *lm, bool lane, bool loose,
+		 bool timed, u64 wait, u64 svc)
+{
+	enum sluice_lane_step step = sluice_lane_give(lm, lane, loose);
+
+	if (step != SLUICE_LANE_OK)
+		return step;
+	return sluice_lane_count_done(lm->lane, timed, wait, svc);
+}
+
 #endif

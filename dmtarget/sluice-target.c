@@ -713,11 +713,9 @@ static __always_inline bool sluice_lane_passes(struct sluice_c *sc)
 static __always_inline void sluice_lane_end(struct sluice_c *sc, u64 start,
 					    u64 svc)
 {
-	struct sluice_lane_member *lm = sc->lane;
-	enum sluice_lane_step step = sluice_lane_give(lm, true, false);
+	enum sluice_lane_step step = sluice_lane_done(sc->lane, true, false,
+						       start != 0, 0, svc);
 
-	if (likely(step == SLUICE_LANE_OK))
-		step = sluice_lane_count_done(lm->lane, start != 0, 0, svc);
 	if (unlikely(step != SLUICE_LANE_OK))
 		sluice_lane_slow(sc, step, start, svc);
 }

@@ -74,8 +74,8 @@
 #define POOL_DEPTH_MAX SL_DEPTH_MAX
 /*
  * A member whose bios in flight have made no progress (no completion, nor
- * a send through the lane, which stamps it too) for this long is stalled: its device below is suspended, has lost its path or
- * hangs. Its bios then stop counting against the pool's depth, and it sends
+ * a send through the lane, which stamps it too) for this long is stalled:
+ * its device below is suspended, has lost its path or hangs. Its bios then stop counting against the pool's depth, and it sends
  * no more, until one of them completes; so one stuck member cannot take
  * every slot of the pool and hang the others.
  */
@@ -391,7 +391,8 @@ static struct bio *__pool_next(struct sluice_pool *p, u64 now)
 	struct sluice_member *m;
 	bool by_res;
 
-	if (!sl_heap_top(&p->s.w) || !sluice_lane_take_slot(&p->lane, __pool_limit(p)))
+	if (!sl_heap_top(&p->s.w) ||
+	    !sluice_lane_take_slot(&p->lane, __pool_limit(p)))
 		return NULL;
 	c = sl_sched_pick(&p->s, now, &by_res);
 	m = container_of(c, struct sluice_member, c);
@@ -1015,8 +1016,8 @@ static struct sluice_lane_member *weight_lane(struct sluice_member *m)
 }
 
 /* A bio of the lane: sent at once, so admitted and sent at its start. */
-static void weight_lane_slow(struct sluice_member *m, enum sluice_lane_step step,
-			     u64 start, u64 svc)
+static void weight_lane_slow(struct sluice_member *m,
+			     enum sluice_lane_step step, u64 start, u64 svc)
 {
 	struct sluice_pool_stamp stamp = {
 		.admitted_ns = start,
@@ -1029,7 +1030,6 @@ static void weight_lane_slow(struct sluice_member *m, enum sluice_lane_step step
 static void weight_complete(struct sluice_member *m, struct bio *bio,
 			    struct sluice_pool_stamp *stamp, u64 now)
 {
-	struct sluice_pool *p = m->pool;
 	bool timed = now && stamp->sent_ns;
 	u64 wait = 0, svc = 0;
 	enum sluice_lane_step step;
@@ -1039,9 +1039,8 @@ static void weight_complete(struct sluice_member *m, struct bio *bio,
 		svc = now - stamp->sent_ns;
 		sluice_lane_count_timed(&m->lm, wait, svc);
 	}
-	step = sluice_lane_give(&m->lm, false, stamp->flags & POOL_BIO_LOOSE);
-	if (step == SLUICE_LANE_OK)
-		step = sluice_lane_count_done(&p->lane, timed, wait, svc);
+	step = sluice_lane_done(&m->lm, false, stamp->flags & POOL_BIO_LOOSE,
+				timed, wait, svc);
 	if (step != SLUICE_LANE_OK)
 		pool_lane_step(m, step, stamp, timed, wait, svc);
 }

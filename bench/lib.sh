@@ -18,6 +18,18 @@ median() {
 	echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# quartiles of the arguments, as "q1, q3" (the medians of the lower and the
+# upper half)
+quartiles() {
+	echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '
+		function med(lo, hi,  n) {
+			n = hi - lo + 1
+			return n % 2 ? v[lo + (n - 1) / 2] : (v[lo + n / 2 - 1] + v[lo + n / 2]) / 2
+		}
+		{ v[NR] = $1 }
+		END { h = int(NR / 2); printf "%.4f, %.4f\n", med(1, h), med(NR - h + 1, NR) }'
+}
+
 # ratio <a> <b>: a / b
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", a / b }'

@@ -987,9 +987,9 @@ static noinline int sluice_map_pooled(struct dm_target *ti, struct bio *bio,
 }
 
 /*
- * A bio of a limited volume (or one with a group or pool, or held bios):
- * passed without the lock while its stage is in batch mode (see
- * sluice-stage.c), or by its pool's lane, else on the locked path.
+ * A bio of a volume with a limit in force or bios held: passed without the
+ * lock while its stage is in batch mode (see sluice-stage.c), else on the
+ * locked path.
  */
 static noinline int sluice_map_limited(struct dm_target *ti, struct bio *bio,
 				       int d)
@@ -1001,12 +1001,9 @@ static noinline int sluice_map_limited(struct dm_target *ti, struct bio *bio,
 	u32 bytes = bio->bi_iter.bi_size;
 	u64 n, by;
 
-	if (!sc->plain) {
-		if (sc->laned && !READ_ONCE(s->limited) &&
-		    list_empty_careful(&s->queue[d]))
-			return sluice_map_pooled(ti, bio, op, d);
+	/* a group or pool, and a limit in force or bios held */
+	if (!sc->plain)
 		return sluice_map_held(ti, bio);
-	}
 	/* batch mode ends before a bio is held: no queue to pass */
 	if (!READ_ONCE(s->batch) || op == REQ_OP_DISCARD ||
 	    bytes > READ_ONCE(s->batch_max))
@@ -1041,11 +1038,16 @@ static int sluice_map(struct dm_target *ti, struct bio *bio)
 	v = sc->vol;
 	op = bio_op(bio);
 	d = sluice_op_dir(op);
-	/* no limit in force, no group, no pool: nothing may hold it */
-	if (unlikely(!sc->plain || READ_ONCE(v->s.limited) ||
+	if (unlikely(READ_ONCE(v->s.limited) ||
 		     !list_empty_careful(&v->s.queue[d])))
 		return sluice_map_limited(ti, bio, d);
-	return sluice_map_unheld(v, bio, op, d);
+	/* no limit in force, no group, no pool: nothing may hold it */
+	if (likely(sc->plain))
+		return sluice_map_unheld(v, bio, op, d);
+	/* an unlimited volume in a pool with a lane, and no group */
+	if (sc->laned)
+		return sluice_map_pooled(ti, bio, op, d);
+	return sluice_map_held(ti, bio);
 }
 
 /* A bio held, pooled, timed or without data. */

@@ -91,7 +91,7 @@ base)
 	"$(dirname "$0")/stub-libs.sh" /usr/bin/fio "$stubs" libgfapi.so.0 libnbd.so.0 \
 		libibverbs.so.1 librdmacm.so.1 librados.so.2 librbd.so.1 libpmemblk.so.1 libpmem.so.1
 	copy_with_libs /usr/sbin/dmsetup /usr/bin/fio /sbin/mke2fs /usr/bin/wrk /usr/sbin/nvme
-	for m in dm-mod dm-delay dm-flakey dm-zero brd configfs null_blk bfq virtio_blk virtio_pci loop \
+	for m in dm-mod dm-delay dm-flakey dm-zero brd configfs null_blk bfq mq-deadline virtio_blk virtio_pci loop \
 		nvmet nvmet-tcp nvme-tcp virtio_net qemu_fw_cfg; do
 		copy_module "$m"
 	done

@@ -120,36 +120,20 @@ sluice_lane_pass(struct sluice_lane_member *lm)
 
 	if (!READ_ONCE(l->open))
 		return SLUICE_LANE_SHUT;
+	/* this CPU's credit, else a slot of the pool's (fully ordered either way) */
+	if (atomic_dec_if_positive(&raw_cpu_ptr(l->pcpu)->credit) < 0 &&
+	    !sluice_lane_take_slot(l, READ_ONCE(l->depth)))
+		return SLUICE_LANE_SHUT;
+	/* closed since it was read (the submitter may have been preempted) */
+	if (unlikely(!READ_ONCE(l->open)))
+		return SLUICE_LANE_RACED;
 	/*
 	 * A stall is a second without progress while bios are in flight:
 	 * one sent now has had none yet (the lock's path stamps a member's
-	 * first send after idle; the lane cannot tell which that is). So the
-	 * stamp comes before the count, and the lock's stall check reads them
-	 * in the other order: a bio it sees counted is never one second old,
-	 * even if it then goes back.
+	 * first send after idle; the lane cannot tell which that is).
 	 */
 	sluice_lane_progress(lm);
-	/* the stamp before the count, read after it by the stall check */
-	smp_wmb();
-	/*
-	 * Counted before its slot is taken, and the lane read again after:
-	 * a closer that then finds the member's lane bios all done may
-	 * believe it until the lane next opens (the policy's
-	 * member_inflight()), as every lane bio it did not see counted sees
-	 * the lane closed and goes back.
-	 */
 	this_cpu_inc(lm->pcpu->lane_sent);
-	/* this CPU's credit, else a slot of the pool's (fully ordered either way) */
-	if (atomic_dec_if_positive(&raw_cpu_ptr(l->pcpu)->credit) < 0 &&
-	    !sluice_lane_take_slot(l, READ_ONCE(l->depth))) {
-		this_cpu_dec(lm->pcpu->lane_sent);
-		return SLUICE_LANE_SHUT;
-	}
-	/* closed since it was read (the submitter may have been preempted) */
-	if (unlikely(!READ_ONCE(l->open))) {
-		this_cpu_dec(lm->pcpu->lane_sent);
-		return SLUICE_LANE_RACED;
-	}
 	/* read first: the line stays clean while the member keeps using it */
 	if (!READ_ONCE(lm->used))
 		WRITE_ONCE(lm->used, true);

@@ -49,10 +49,7 @@
  * then (smp_mb()) takes the credits back and reads the bios in flight.
  * Either the completion sees the lane closed, and takes the locked path
  * that kicks the worker (taking back a credit it had just kept, unless the
- * closer took it), or the waiting bio sees the slot free. Likewise a lane
- * bio counts itself sent before it takes its slot (fully ordered) and
- * reads the lane again: either the lock, once the lane is closed, sees it
- * sent, or it sees the lane closed and goes back (member_inflight()).
+ * closer took it), or the waiting bio sees the slot free.
  */
 #include <linux/module.h>
 #include <linux/init.h>
@@ -130,7 +127,6 @@ struct sluice_pool {
 	 * flight, of the lane too, in lane.inflight (see sluice-lane.h).
 	 */
 	struct sluice_lane lane;
-	u64 lane_opened;		/* times the lane opened, from 1 */
 };
 
 struct sluice_member {
@@ -141,8 +137,6 @@ struct sluice_member {
 	unsigned int nr_queued;
 	/* its bios in flight, progress and counters (sluice-lane.h) */
 	struct sluice_lane_member lm;
-	/* pool->lane_opened when its lane bios were last all done; 0: never */
-	u64 lane_drained;
 	unsigned int excused;		/* of them, excused by its stall */
 	bool stalled;			/* see POOL_STALL_MS */
 	bool closed;			/* drained for a suspend: hold nothing */
@@ -242,8 +236,6 @@ static void __pool_open_lane(struct sluice_pool *p)
 	/* their next bios may pass the lane unseen */
 	list_for_each_entry_safe(m, tmp, &p->expected, expect_node)
 		__member_end_expect(p, m);
-	/* no member's lane bios are known done any more */
-	p->lane_opened++;
 	WRITE_ONCE(p->lane.open, true);
 }
 
@@ -315,32 +307,22 @@ static noinline void pool_give_back(struct sluice_pool *p)
 }
 
 /*
- * m's bios in flight: the lock's, and the lane's summed over the CPUs. The
- * completions are read before the sends, so a bio sent and completed
- * meanwhile counts, and none in flight before is missed. The sum is
- * O(CPUs), and a closed lane (a busy pool) takes every completion of a
- * member with nothing queued through here: once the lane is closed and m's
- * lane bios are all done, none can be sent until it opens again (a lane
- * send counts itself before it reads the lane again, see
- * sluice_lane_pass(), and the closer's smp_mb() orders the close before
- * this read), so that is remembered until then. Under the pool's lock.
+ * m's bios in flight: the lock's, and the lane's summed over the CPUs
+ * (O(CPUs): on the lock's rarer paths only). The completions are read
+ * before the sends, so a bio sent and completed meanwhile counts, and none
+ * in flight before is missed.
  */
 static unsigned int member_inflight(struct sluice_member *m)
 {
-	struct sluice_pool *p = m->pool;
 	u64 sent = 0, done = 0;
 	int cpu;
 
-	if (m->lane_drained == p->lane_opened)
-		return atomic_read(&m->lm.inflight);
 	for_each_possible_cpu(cpu)
 		done += READ_ONCE(per_cpu_ptr(m->lm.pcpu, cpu)->lane_done);
 	/* the sends after: each completion read has its send read too */
 	smp_rmb();
 	for_each_possible_cpu(cpu)
 		sent += READ_ONCE(per_cpu_ptr(m->lm.pcpu, cpu)->lane_sent);
-	if (sent == done && !p->lane.open)
-		m->lane_drained = p->lane_opened;
 	return atomic_read(&m->lm.inflight) + (unsigned int)(sent - done);
 }
 
@@ -595,20 +577,16 @@ static void __pool_find_stalls(struct sluice_pool *p)
 	unsigned int n;
 
 	list_for_each_entry(m, &p->members, node) {
-		if (m->stalled)
+		if (m->stalled ||
+		    time_before(jiffies, READ_ONCE(m->lm.progress) +
+					 msecs_to_jiffies(POOL_STALL_MS)))
 			continue;
 		/*
 		 * The lane is closed: a completion that did not see it closed
 		 * gave its slot back before, and is counted out here.
 		 */
 		n = member_inflight(m);
-		/*
-		 * The progress after the count: a lane bio stamps it before it
-		 * counts itself, and may yet go back (sluice_lane_pass()).
-		 */
-		smp_rmb();
-		if (!n || time_before(jiffies, READ_ONCE(m->lm.progress) +
-					       msecs_to_jiffies(POOL_STALL_MS)))
+		if (!n)
 			continue;
 		m->stalled = true;
 		m->stalls++;
@@ -764,7 +742,6 @@ static struct sluice_member *weight_attach(const char *name,
 		sl_depth_init(&p->dc, 0, ktime_get_ns());
 		p->lane.depth = p->dc.depth;
 		p->lane.credit_cap = pool_credit_cap(p->dc.depth);
-		p->lane_opened = 1;
 		created = true;
 	}
 	if (pool_grow(p)) {

@@ -75,9 +75,10 @@
 /*
  * A member whose bios in flight have made no progress (no completion, nor
  * a send through the lane, which stamps it too) for this long is stalled:
- * its device below is suspended, has lost its path or hangs. Its bios then stop counting against the pool's depth, and it sends
- * no more, until one of them completes; so one stuck member cannot take
- * every slot of the pool and hang the others.
+ * its device below is suspended, has lost its path or hangs. Its bios then
+ * stop counting against the pool's depth, and it sends no more, until one
+ * of them completes; so one stuck member cannot take every slot of the
+ * pool and hang the others.
  */
 #define POOL_STALL_MS 1000
 /* How often a pool that has bios waiting and no room looks for stalls. */
